@@ -1,0 +1,12 @@
+/**
+ * iavlite: a versioned Merkle AVL tree (IAVL), hash-exact with cosmos/iavl.
+ * @packageDocumentation
+ */
+export { Tree, type CommitResult } from "./tree/tree.js";
+export type { ReadonlyTree } from "./tree/snapshot.js";
+export type { IterateOptions } from "./tree/iterator.js";
+export type { CommitmentProof } from "./tree/proof.js";
+export { IavlError, isIavlError, type ErrorCode } from "./errors.js";
+export type { MemoryOptions } from "./options.js";
+export { EMPTY_HASH } from "./tree/hash.js";
+export { toHex, fromHex } from "./tree/encoding.js";

@@ -1,0 +1,86 @@
+/**
+ * The in-memory IAVL node and the loader that fills in children kept only in storage.
+ * @module
+ */
+import { innerHash, leafHash, sha256 } from "./hash.js";
+
+/** Where a persisted node lives: its (version, sequence) node key, as in IAVL v2. */
+export interface NodeKey {
+  readonly version: number;
+  readonly seq: number;
+}
+
+/**
+ * One node of the tree. Leaves (height 0) hold a key and value; inner nodes hold the smallest key of their right
+ * subtree and two children. A node whose `version` equals the version being built belongs to the working tree
+ * only and may be changed in place; every other node is shared with committed versions and is never changed.
+ */
+export class Node {
+  /** Hash, computed lazily; undefined while the node is part of the working tree and changed since. */
+  hash: Uint8Array | undefined = undefined;
+  /** In-memory children; undefined when only `leftKey`/`rightKey` is known (evicted or not yet loaded). */
+  left: Node | undefined = undefined;
+  right: Node | undefined = undefined;
+  /** Storage identity of the node and of its children; `seq` 0 means not written yet. */
+  seq = 0;
+  leftKey: NodeKey | undefined = undefined;
+  rightKey: NodeKey | undefined = undefined;
+
+  constructor(
+    public key: Uint8Array,
+    /** The value of a leaf; undefined for inner nodes, and for leaves whose value was not loaded. */
+    public value: Uint8Array | undefined,
+    public version: number,
+    public height: number,
+    public size: number,
+  ) {}
+
+  /** A new leaf. */
+  static leaf(key: Uint8Array, value: Uint8Array, version: number): Node {
+    return new Node(key, value, version, 0, 1);
+  }
+
+  /** True for leaves. */
+  isLeaf(): boolean {
+    return this.height === 0;
+  }
+}
+
+/** Gives the children of a node, loading them from storage when they are not in memory. */
+export interface NodeSource {
+  left(node: Node): Node;
+  right(node: Node): Node;
+  /** The value hash of a leaf (a store may keep it without the value). */
+  valueHash(leaf: Node): Uint8Array;
+}
+
+/** The source of a tree held wholly in memory: every child is present. */
+export const MEMORY_SOURCE: NodeSource = {
+  left(node: Node): Node {
+    const n = node.left;
+    if (n === undefined) throw new Error("iavlite: inner node without a left child in memory");
+    return n;
+  },
+  right(node: Node): Node {
+    const n = node.right;
+    if (n === undefined) throw new Error("iavlite: inner node without a right child in memory");
+    return n;
+  },
+  valueHash(leaf: Node): Uint8Array {
+    if (leaf.value === undefined) throw new Error("iavlite: leaf without a value in memory");
+    return sha256(leaf.value);
+  },
+};
+
+/** Computes (and caches) the hash of `node` and of every unhashed node beneath it. */
+export function hashNode(node: Node, src: NodeSource): Uint8Array {
+  if (node.hash !== undefined) return node.hash;
+  if (node.height === 0) {
+    node.hash = leafHash(node.key, src.valueHash(node), node.version);
+  } else {
+    const l = hashNode(src.left(node), src);
+    const r = hashNode(src.right(node), src);
+    node.hash = innerHash(node.height, node.size, node.version, l, r);
+  }
+  return node.hash;
+}

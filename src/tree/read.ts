@@ -1,0 +1,64 @@
+/**
+ * Lookups on one root: by key, by index, and the leaf neighbours that non-existence proofs need.
+ * @module
+ */
+import { compareBytes } from "./encoding.js";
+import type { Node, NodeSource } from "./node.js";
+
+/** The leaf holding `key` under `root`, or undefined. */
+export function findLeaf(root: Node | undefined, key: Uint8Array, src: NodeSource): Node | undefined {
+  let n = root;
+  if (n === undefined) return undefined;
+  while (n.height > 0) n = compareBytes(key, n.key) < 0 ? src.left(n) : src.right(n);
+  return compareBytes(key, n.key) === 0 ? n : undefined;
+}
+
+/**
+ * The position `key` has or would take among the leaves under `root` (Go's `GetWithIndex`), and its leaf when present.
+ */
+export function indexOf(root: Node | undefined, key: Uint8Array, src: NodeSource): { index: number; leaf: Node | undefined } {
+  let n = root;
+  if (n === undefined) return { index: 0, leaf: undefined };
+  let index = 0;
+  while (n.height > 0) {
+    if (compareBytes(key, n.key) < 0) {
+      n = src.left(n);
+    } else {
+      index += src.left(n).size;
+      n = src.right(n);
+    }
+  }
+  const c = compareBytes(key, n.key);
+  if (c === 0) return { index, leaf: n };
+  return { index: c < 0 ? index : index + 1, leaf: undefined };
+}
+
+/** The leaf at position `index` (0-based, in key order) under `root`, or undefined when out of range. */
+export function leafAt(root: Node | undefined, index: number, src: NodeSource): Node | undefined {
+  let n = root;
+  if (n === undefined || index < 0 || index >= n.size) return undefined;
+  while (n.height > 0) {
+    const l = src.left(n);
+    if (index < l.size) {
+      n = l;
+    } else {
+      index -= l.size;
+      n = src.right(n);
+    }
+  }
+  return n;
+}
+
+/** The path of nodes from `root` down to the leaf of `key` (root first), or undefined when `key` is absent. */
+export function pathTo(root: Node | undefined, key: Uint8Array, src: NodeSource): Node[] | undefined {
+  const path: Node[] = [];
+  let n = root;
+  if (n === undefined) return undefined;
+  while (n.height > 0) {
+    path.push(n);
+    n = compareBytes(key, n.key) < 0 ? src.left(n) : src.right(n);
+  }
+  if (compareBytes(key, n.key) !== 0) return undefined;
+  path.push(n);
+  return path;
+}

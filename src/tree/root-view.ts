@@ -1,0 +1,70 @@
+/**
+ * A {@link ReadonlyTree} that answers every read by walking one root.
+ * @module
+ */
+import { IavlError } from "../errors.js";
+import { EMPTY_HASH } from "./hash.js";
+import { iterateLeaves, type IterateOptions } from "./iterator.js";
+import { hashNode, type Node, type NodeSource } from "./node.js";
+import { createProof, type CommitmentProof, type ValueOf } from "./proof.js";
+import { findLeaf } from "./read.js";
+import type { ReadonlyTree } from "./snapshot.js";
+import { checkBound, checkKey } from "./validate.js";
+
+/** Reads of one committed root held by a node source. */
+export class RootView implements ReadonlyTree {
+  constructor(
+    readonly version: number,
+    protected readonly root: Node | undefined,
+    protected readonly src: NodeSource,
+    protected readonly valueOf: ValueOf,
+    /** Checked before every read, so that a closed or pruned view fails clearly. */
+    protected readonly guard: () => void = () => {},
+  ) {}
+
+  get hash(): Uint8Array {
+    this.guard();
+    return this.root === undefined ? EMPTY_HASH : hashNode(this.root, this.src);
+  }
+
+  get size(): number {
+    this.guard();
+    return this.root?.size ?? 0;
+  }
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    checkKey(key);
+    this.guard();
+    const leaf = findLeaf(this.root, key, this.src);
+    return leaf === undefined ? undefined : this.valueOf(leaf);
+  }
+
+  has(key: Uint8Array): boolean {
+    checkKey(key);
+    this.guard();
+    return findLeaf(this.root, key, this.src) !== undefined;
+  }
+
+  *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
+    checkBound(opts.start, "start");
+    checkBound(opts.end, "end");
+    this.guard();
+    for (const leaf of iterateLeaves(this.root, opts, this.src)) {
+      this.guard();
+      yield [leaf.key, this.valueOf(leaf)];
+    }
+  }
+
+  proof(key: Uint8Array): CommitmentProof {
+    checkKey(key);
+    this.guard();
+    if (this.root !== undefined) hashNode(this.root, this.src);
+    return createProof(this.root, key, this.src, this.valueOf);
+  }
+}
+
+/** The value of a leaf held in memory. */
+export const memoryValue: ValueOf = (leaf) => {
+  if (leaf.value === undefined) throw new IavlError("CORRUPT", "leaf without a value");
+  return leaf.value;
+};

@@ -1,0 +1,24 @@
+/**
+ * Read access to one committed version.
+ * @module
+ */
+import type { CommitmentProof } from "./proof.js";
+import type { IterateOptions } from "./iterator.js";
+
+/** A committed version of a tree: every read that does not change it. */
+export interface ReadonlyTree {
+  /** The version this view reads. */
+  readonly version: number;
+  /** Root hash of this version. */
+  readonly hash: Uint8Array;
+  /** Number of keys in this version. */
+  readonly size: number;
+  /** The value of `key`, or undefined. */
+  get(key: Uint8Array): Uint8Array | undefined;
+  /** True when `key` is present. */
+  has(key: Uint8Array): boolean;
+  /** `[key, value]` pairs in key order; `start` inclusive, `end` exclusive; descending when `reverse`. */
+  iterate(opts?: IterateOptions): IterableIterator<[Uint8Array, Uint8Array]>;
+  /** An ICS23 existence proof when `key` is present, otherwise a non-existence proof, against {@link hash}. */
+  proof(key: Uint8Array): CommitmentProof;
+}
