@@ -25,3 +25,36 @@ export function parseOptions<S extends z.ZodType>(schema: S, input: unknown): z.
     .join("; ");
   throw new IavlError("INVALID_OPTIONS", `invalid options: ${detail}`);
 }
+
+/** Options of `Tree.open`. */
+export const openOptionsSchema = z
+  .object({
+    /** The version the first commit of a new store gets; default 1. */
+    initialVersion: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    /**
+     * Versions between checkpoints, when every branch node not yet stored is written (leaves are written every
+     * version). Fewer means faster reopen and historic proofs, more means less writing. Default 100.
+     */
+    checkpointInterval: z.number().int().min(1).max(1_000_000).default(100),
+    /** Memory the working set may use for tree nodes, in MiB; clean nodes beyond it are evicted. Default 256. */
+    memoryBudgetMiB: z.number().int().min(8).max(1_048_576).default(256),
+    /**
+     * `"normal"`: nothing committed is lost when the process dies; `"full"`: nor on power loss (fsync per commit);
+     * `"async"`: commit returns once the hash is known and a background writer lands versions in order.
+     */
+    durability: z.enum(["normal", "full", "async"]).default("normal"),
+    /** With durability "async": versions that may wait for the writer before `commit()` blocks. Default 8. */
+    asyncQueue: z.number().int().min(1).max(1024).default(8),
+    /** Versions per shard of the node tables, fixed when the store is created. Default 1000. */
+    shardSize: z.number().int().min(1).max(1_000_000).default(1000),
+    /** Prune automatically, keeping this many recent versions (default: keep everything). */
+    keepRecent: z.number().int().min(1).optional(),
+    /** With keepRecent: also keep every Nth version as a snapshot. */
+    keepEvery: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+/** Options of `Tree.open`, as given. */
+export type OpenOptions = z.input<typeof openOptionsSchema>;
+/** Options of `Tree.open`, with defaults filled in. */
+export type ResolvedOpenOptions = z.output<typeof openOptionsSchema>;

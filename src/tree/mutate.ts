@@ -24,30 +24,35 @@ export class Mutator {
 
   /** Sets `key` under `root`; returns the new root and whether an existing key was updated. */
   set(root: Node | undefined, key: Uint8Array, value: Uint8Array): { root: Node; updated: boolean } {
-    if (root === undefined) return { root: Node.leaf(key, value, this.version), updated: false };
+    return this.setLeaf(root, Node.leaf(key, value, this.version));
+  }
+
+  /** Puts `leaf` (a new leaf of this version) under `root`, replacing the leaf of the same key if any. */
+  setLeaf(root: Node | undefined, leaf: Node): { root: Node; updated: boolean } {
+    if (root === undefined) return { root: leaf, updated: false };
     this.updated = false;
-    const newRoot = this.setIn(root, key, value);
+    const newRoot = this.setIn(root, leaf);
     return { root: newRoot, updated: this.updated };
   }
 
   private updated = false;
 
-  private setIn(node: Node, key: Uint8Array, value: Uint8Array): Node {
+  private setIn(node: Node, leaf: Node): Node {
+    const key = leaf.key;
     if (node.height === 0) {
       const c = compareBytes(key, node.key);
       if (c === 0) {
         this.updated = true;
-        return Node.leaf(key, value, this.version);
+        return leaf;
       }
-      const leaf = Node.leaf(key, value, this.version);
       const parent = new Node(c < 0 ? node.key : key, undefined, this.version, 1, 2);
       if (c < 0) this.link(parent, leaf, node);
       else this.link(parent, node, leaf);
       return parent;
     }
     node = this.own(node);
-    if (compareBytes(key, node.key) < 0) this.setLeft(node, this.setIn(this.src.left(node), key, value));
-    else this.setRight(node, this.setIn(this.src.right(node), key, value));
+    if (compareBytes(key, node.key) < 0) this.setLeft(node, this.setIn(this.src.left(node), leaf));
+    else this.setRight(node, this.setIn(this.src.right(node), leaf));
     if (this.updated) return node;
     this.measure(node);
     return this.balance(node);

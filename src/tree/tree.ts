@@ -3,16 +3,19 @@
  * @module
  */
 import { IavlError } from "../errors.js";
-import { memoryOptionsSchema, parseOptions, type MemoryOptions } from "../options.js";
+import { memoryOptionsSchema, openOptionsSchema, parseOptions, type MemoryOptions, type OpenOptions } from "../options.js";
+import { openStore, WorkingSet } from "../checkpoint/working-set.js";
+import type { Backend, Change, Op } from "./backend.js";
 import { EMPTY_HASH } from "./hash.js";
 import { iterateLeaves, type IterateOptions } from "./iterator.js";
+import { MemoryBackend } from "./memory-backend.js";
 import { Mutator } from "./mutate.js";
-import { hashNode, MEMORY_SOURCE, type Node } from "./node.js";
+import { hashNode, Node } from "./node.js";
 import type { CommitmentProof } from "./proof.js";
 import { findLeaf } from "./read.js";
-import { memoryValue, RootView } from "./root-view.js";
 import type { ReadonlyTree } from "./snapshot.js";
 import { checkBound, checkKey, checkValue, checkVersion } from "./validate.js";
+import { LEAF_BASE } from "../sqlite/shards.js";
 
 /** What {@link Tree.commit} returns. */
 export interface CommitResult {
@@ -20,29 +23,63 @@ export interface CommitResult {
   hash: Uint8Array;
 }
 
+/** The string under which a key is tracked in the working version's maps: one char per byte. */
+function keyId(key: Uint8Array): string {
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString("latin1");
+}
+
 /**
- * A versioned IAVL tree. Writes go to the working state; {@link commit} turns it into the next version, whose root
- * hash equals cosmos/iavl's for the same operations.
+ * A versioned IAVL tree. Writes go to the working state; {@link Tree.commit} turns it into the next version, whose
+ * root hash equals cosmos/iavl's for the same operations.
  */
 export class Tree {
   private working: Node | undefined;
   private committed: Node | undefined;
   private lastVersion: number;
   private readonly mutator: Mutator;
-  private readonly roots = new Map<number, Node | undefined>();
   private closed = false;
   /** Bumped by every change to the working state, so that open iterators over it can tell. */
   private generation = 0;
+  // The working version's operations, for backends that log them.
+  private ops: Op[] = [];
+  private changes = new Map<string, Change>();
+  private finalLeaves = new Map<string, Node>();
 
-  private constructor(initialVersion: number) {
-    this.lastVersion = 0;
-    this.mutator = new Mutator(initialVersion, MEMORY_SOURCE);
+  /** @internal Use {@link Tree.memory} or `Tree.open`. */
+  constructor(
+    private readonly backend: Backend,
+    initialVersion: number,
+  ) {
+    const { version, root } = backend.opened;
+    this.lastVersion = version;
+    this.committed = root;
+    this.working = root;
+    this.mutator = new Mutator(version > 0 ? version + 1 : initialVersion, backend.src);
   }
 
   /** A tree held wholly in memory. */
   static memory(options?: MemoryOptions): Tree {
     const o = parseOptions(memoryOptionsSchema, options);
-    return new Tree(o.initialVersion ?? 1);
+    return new Tree(new MemoryBackend(), o.initialVersion ?? 1);
+  }
+
+  /**
+   * The tree stored in folder `dir`: creates the store when the folder is empty or missing, otherwise resumes at its
+   * latest committed version. Only one writer may hold a store: a second one gets `LOCKED`, naming the holder.
+   */
+  static open(dir: string, options?: OpenOptions): Tree {
+    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    const o = parseOptions(openOptionsSchema, options);
+    const { db, lock } = openStore(dir, o.shardSize, o.durability);
+    let backend: WorkingSet;
+    try {
+      backend = new WorkingSet(db, lock, o);
+    } catch (e) {
+      db.close();
+      lock.release();
+      throw e;
+    }
+    return new Tree(backend, o.initialVersion ?? 1);
   }
 
   /** The last committed version (0 before the first commit). */
@@ -54,7 +91,7 @@ export class Tree {
   /** Root hash of the last committed version (the empty hash before the first commit). */
   get hash(): Uint8Array {
     this.open();
-    return this.committed === undefined ? EMPTY_HASH : hashNode(this.committed, MEMORY_SOURCE);
+    return this.committed === undefined ? EMPTY_HASH : hashNode(this.committed, this.backend.src);
   }
 
   /** Number of keys in the last committed version. */
@@ -68,7 +105,18 @@ export class Tree {
     this.open();
     checkKey(key);
     checkValue(value);
-    this.working = this.mutator.set(this.working, key, value).root;
+    // Copies, so that a caller reusing its buffers cannot change what was set.
+    const k = new Uint8Array(key);
+    const v = new Uint8Array(value);
+    const leaf = Node.leaf(k, v, this.mutator.version);
+    if (this.backend.logsOps) {
+      leaf.seq = LEAF_BASE + this.ops.length + 1;
+      const id = keyId(k);
+      this.ops.push({ key: k, leaf });
+      this.changes.set(id, { key: k, value: v });
+      this.finalLeaves.set(id, leaf);
+    }
+    this.working = this.mutator.setLeaf(this.working, leaf).root;
     this.generation++;
   }
 
@@ -76,14 +124,15 @@ export class Tree {
   get(key: Uint8Array): Uint8Array | undefined {
     this.open();
     checkKey(key);
-    return findLeaf(this.working, key, MEMORY_SOURCE)?.value;
+    if (!this.backend.logsOps) return findLeaf(this.working, key, this.backend.src)?.value;
+    const c = this.changes.get(keyId(key));
+    if (c !== undefined) return c.value ?? undefined;
+    return this.backend.committedValue(key);
   }
 
   /** True when `key` is present in the working state. */
   has(key: Uint8Array): boolean {
-    this.open();
-    checkKey(key);
-    return findLeaf(this.working, key, MEMORY_SOURCE) !== undefined;
+    return this.get(key) !== undefined;
   }
 
   /** Removes `key` from the working state; true when it was present. */
@@ -93,6 +142,13 @@ export class Tree {
     const r = this.mutator.remove(this.working, key);
     if (r.value === undefined) return false;
     this.working = r.root;
+    if (this.backend.logsOps) {
+      const k = new Uint8Array(key);
+      const id = keyId(k);
+      this.ops.push({ key: k, leaf: undefined });
+      this.changes.set(id, { key: k, value: null });
+      this.finalLeaves.delete(id);
+    }
     this.generation++;
     return true;
   }
@@ -106,27 +162,37 @@ export class Tree {
     checkBound(opts.start, "start");
     checkBound(opts.end, "end");
     const gen = this.generation;
-    for (const leaf of iterateLeaves(this.working, opts, MEMORY_SOURCE)) {
+    for (const leaf of iterateLeaves(this.working, opts, this.backend.src)) {
       if (gen !== this.generation) throw new IavlError("CONCURRENT_MODIFICATION", "the working tree changed during iteration");
-      yield [leaf.key, memoryValue(leaf)];
+      yield [leaf.key, leaf.value ?? this.backend.valueOf(leaf)];
     }
   }
 
   /** The root hash the working state would commit to. */
   workingHash(): Uint8Array {
     this.open();
-    return this.working === undefined ? EMPTY_HASH : hashNode(this.working, MEMORY_SOURCE);
+    return this.working === undefined ? EMPTY_HASH : hashNode(this.working, this.backend.src);
   }
 
-  /** Commits the working state as the next version. */
+  /** Commits the working state as the next version. Nothing changes when the store refuses the write. */
   commit(): CommitResult {
     this.open();
     const version = this.mutator.version;
     const hash = this.workingHash();
-    this.roots.set(version, this.working);
+    this.backend.commit({
+      version,
+      root: this.working,
+      hash,
+      ops: this.ops,
+      changes: this.changes,
+      finalLeaves: this.finalLeaves,
+    });
     this.committed = this.working;
     this.lastVersion = version;
     this.mutator.version = version + 1;
+    this.ops = [];
+    this.changes = new Map();
+    this.finalLeaves = new Map();
     this.generation++;
     return { version, hash };
   }
@@ -135,31 +201,38 @@ export class Tree {
   at(version: number): ReadonlyTree {
     this.open();
     checkVersion(version);
-    if (!this.roots.has(version)) {
+    if (version > this.lastVersion) {
       throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.lastVersion})`);
     }
-    return new RootView(version, this.roots.get(version), MEMORY_SOURCE, memoryValue, () => this.open());
+    return this.backend.view(version, { version: this.lastVersion, root: this.committed }, () => this.open());
   }
 
   /** The committed versions still readable, oldest first. */
   versions(): number[] {
     this.open();
-    return [...this.roots.keys()];
+    return this.backend.versions();
   }
 
-  /** An ICS23 proof of `key` against {@link hash} (the last committed version). */
+  /** An ICS23 proof of `key` against {@link Tree.hash} (the last committed version). */
   proof(key: Uint8Array): CommitmentProof {
     this.open();
     if (this.lastVersion === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
     return this.at(this.lastVersion).proof(key);
   }
 
-  /** Releases the tree; every later call throws `CLOSED`. Closing twice is harmless. */
+  /** Resolves when every committed version is durable (immediately unless durability is "async"). */
+  async flush(): Promise<void> {
+    this.open();
+    await this.backend.flush();
+  }
+
+  /** Releases the tree and its store; every later call throws `CLOSED`. Closing twice is harmless. */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
-    this.roots.clear();
     this.working = undefined;
     this.committed = undefined;
+    this.backend.close();
   }
 
   private open(): void {

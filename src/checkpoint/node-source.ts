@@ -1,0 +1,104 @@
+/**
+ * The working set's link to storage: children that are not in memory are loaded on first touch, and clean
+ * subtrees are evicted again to keep memory within budget.
+ * @module
+ */
+import { IavlError } from "../errors.js";
+import { sha256 } from "../tree/hash.js";
+import { Node, type NodeKey, type NodeSource } from "../tree/node.js";
+import { LEAF_BASE, type StoreReader, type VersionRow } from "../sqlite/store.js";
+
+/** A {@link NodeSource} over a store, counting loads so that the owner knows when to evict. */
+export class StoreSource implements NodeSource {
+  /** Nodes loaded since the counter was last reset. */
+  loads = 0;
+
+  constructor(private readonly store: StoreReader) {}
+
+  left(node: Node): Node {
+    let c = node.left;
+    if (c === undefined) {
+      c = this.load(node.leftKey, node);
+      node.left = c;
+    }
+    return c;
+  }
+
+  right(node: Node): Node {
+    let c = node.right;
+    if (c === undefined) {
+      c = this.load(node.rightKey, node);
+      node.right = c;
+    }
+    return c;
+  }
+
+  valueHash(leaf: Node): Uint8Array {
+    // Only leaves of the working version lack a stored hash, and they still hold their value.
+    if (leaf.value === undefined) throw new IavlError("CORRUPT", "a leaf has neither a hash nor a value");
+    return sha256(leaf.value);
+  }
+
+  /** The root of a checkpointed version, or undefined for an empty tree. */
+  root(row: VersionRow): Node | undefined {
+    if (row.rootVersion === null || row.rootSeq === null) return undefined;
+    return this.load({ version: row.rootVersion, seq: row.rootSeq });
+  }
+
+  /** Loads one node by its key. */
+  load(key: NodeKey | undefined, parent?: Node): Node {
+    if (key === undefined) throw new IavlError("CORRUPT", `node ${parent?.version}/${parent?.seq} has a child neither in memory nor in storage`);
+    this.loads++;
+    if (key.seq >= LEAF_BASE) {
+      const r = this.store.leaf(key.version, key.seq);
+      if (r === undefined) throw missing(key);
+      const n = new Node(r.key, undefined, key.version, 0, 1);
+      n.hash = r.hash;
+      n.seq = key.seq;
+      return n;
+    }
+    const b = this.store.branch(key.version, key.seq);
+    if (b === undefined) throw missing(key);
+    const n = new Node(b.key, undefined, b.version, b.height, b.size);
+    n.hash = b.hash;
+    n.seq = b.seq;
+    n.leftKey = { version: b.leftVersion, seq: b.leftSeq };
+    n.rightKey = { version: b.rightVersion, seq: b.rightSeq };
+    return n;
+  }
+}
+
+function missing(key: NodeKey): IavlError {
+  return new IavlError("CORRUPT", `node ${key.version}/${key.seq} is missing from the store`);
+}
+
+/**
+ * Unlinks every clean (stored) node deeper than `keepDepth` from its parent, keeping only its node key, so that it
+ * can be garbage-collected and loaded again when next needed. Dirty nodes are never evicted. Returns how many
+ * nodes stay resident.
+ */
+export function evict(root: Node | undefined, keepDepth: number): number {
+  if (root === undefined) return 0;
+  let resident = 0;
+  const stack: Array<[Node, number]> = [[root, 0]];
+  while (stack.length > 0) {
+    const [n, depth] = stack.pop()!;
+    resident++;
+    if (n.height === 0) continue;
+    const l = n.left;
+    const r = n.right;
+    if (l !== undefined) {
+      if (depth >= keepDepth && l.seq !== 0) {
+        n.leftKey = { version: l.version, seq: l.seq };
+        n.left = undefined;
+      } else stack.push([l, depth + 1]);
+    }
+    if (r !== undefined) {
+      if (depth >= keepDepth && r.seq !== 0) {
+        n.rightKey = { version: r.version, seq: r.seq };
+        n.right = undefined;
+      } else stack.push([r, depth + 1]);
+    }
+  }
+  return resident;
+}

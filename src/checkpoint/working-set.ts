@@ -1,0 +1,210 @@
+/**
+ * The persistent backend: the tree's working set in memory over a store on disk. Leaves and the operation log are
+ * written every version; branch nodes at checkpoints; clean nodes are evicted to stay within the memory budget;
+ * reopening loads the last checkpoint and replays the log since, checking the root hash.
+ * @module
+ */
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type Database from "better-sqlite3";
+import { IavlError } from "../errors.js";
+import type { ResolvedOpenOptions } from "../options.js";
+import type { Backend, CommitInput } from "../tree/backend.js";
+import { equalBytes, toHex } from "../tree/encoding.js";
+import { EMPTY_HASH } from "../tree/hash.js";
+import { Mutator } from "../tree/mutate.js";
+import { hashNode, type Node } from "../tree/node.js";
+import type { ValueOf } from "../tree/proof.js";
+import type { ReadonlyTree } from "../tree/snapshot.js";
+import { openWriter, STORE_FILE } from "../sqlite/connection.js";
+import { WriterLock } from "../sqlite/lock.js";
+import { migrate } from "../sqlite/migrate.js";
+import { OpKind, StoreWriter, type LogRow, type StoreReader, type VersionRow, LEAF_BASE } from "../sqlite/store.js";
+import { storedValue, StoreView } from "../sqlite/view.js";
+import { collectDirty } from "./checkpoint.js";
+import { evict, StoreSource } from "./node-source.js";
+import { replayVersion } from "./replay.js";
+
+/** Rough bytes a resident node costs (object, key, hash), to turn the memory budget into a node count. */
+const NODE_BYTES = 360;
+
+/** Files a store folder may hold; anything else means the folder is not ours. */
+const OWN_FILES = new Set([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, "writer.lock", "writer.lock-journal", "writer.json"]);
+
+/** Opens (creating when empty) the store in `dir` and takes its writer lock. */
+export function openStore(dir: string, shardSize: number, durability: ResolvedOpenOptions["durability"]): { db: Database.Database; lock: WriterLock } {
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
+    const foreign = readdirSync(dir).filter((f) => !OWN_FILES.has(f));
+    if (foreign.length > 0 && !existsSync(join(dir, STORE_FILE))) {
+      throw new IavlError("NOT_A_STORE", `${dir} is not an iavlite store (it holds ${foreign.slice(0, 3).join(", ")}…)`);
+    }
+  } else {
+    mkdirSync(dir, { recursive: true });
+  }
+  const lock = WriterLock.acquire(dir);
+  let db: Database.Database | undefined;
+  try {
+    db = openWriter(join(dir, STORE_FILE), durability);
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+    if (tables.length > 0 && !tables.includes("schema_migrations")) {
+      throw new IavlError("NOT_A_STORE", `${join(dir, STORE_FILE)} is a SQLite database but not an iavlite store`);
+    }
+    migrate(db, dir);
+    db.prepare("INSERT OR IGNORE INTO meta (name, value) VALUES ('shard_size', ?)").run(shardSize);
+    return { db, lock };
+  } catch (e) {
+    db?.close();
+    lock.release();
+    throw e;
+  }
+}
+
+/** The persistent {@link Backend}. */
+export class WorkingSet implements Backend {
+  readonly logsOps = true;
+  readonly src: StoreSource;
+  readonly valueOf: ValueOf;
+  readonly opened: { version: number; root: Node | undefined };
+  private readonly store: StoreWriter;
+  private lastCheckpoint = 0;
+  private needCheckpoint = false;
+  private readonly budgetNodes: number;
+  private readonly keepDepth: number;
+  private residentEstimate = 0;
+  private replayCache: { version: number; root: Node | undefined } | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly lock: WriterLock,
+    private readonly options: ResolvedOpenOptions,
+  ) {
+    this.store = new StoreWriter(db);
+    this.src = new StoreSource(this.store);
+    this.valueOf = storedValue(this.store);
+    this.budgetNodes = Math.floor((options.memoryBudgetMiB * 1024 * 1024) / NODE_BYTES);
+    // Keep whole the top levels that fit in half the budget; the other half is for dirty and recently loaded nodes.
+    this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)));
+    this.opened = this.load();
+  }
+
+  /** Reopen: the last checkpoint, then the log since, checked against the stored root hash. */
+  private load(): { version: number; root: Node | undefined } {
+    const latest = this.store.latest();
+    if (latest === undefined) return { version: 0, root: undefined };
+    const cp = this.store.checkpointAtOrBefore(latest.version);
+    this.lastCheckpoint = cp?.version ?? 0;
+    const root = this.rebuild(latest, cp);
+    this.residentEstimate = this.budgetNodes; // unknown after a replay: sweep at the first commit
+    return { version: latest.version, root };
+  }
+
+  /** The tree of `row`'s version from checkpoint `cp` (or from the first version) and the log after it. */
+  private rebuild(row: VersionRow, cp: VersionRow | undefined): Node | undefined {
+    let root = cp === undefined ? undefined : this.src.root(cp);
+    const from = cp === undefined ? (this.store.earliest() ?? row.version) : cp.version + 1;
+    const m = new Mutator(from, this.src);
+    for (let v = from; v <= row.version; v++) root = replayVersion(m, root, v, this.store.log(v));
+    const h = root === undefined ? EMPTY_HASH : hashNode(root, this.src);
+    if (!equalBytes(h, row.hash)) {
+      throw new IavlError("CORRUPT", `replaying to version ${row.version} gives root ${toHex(h)}, but the store recorded ${toHex(row.hash)}`);
+    }
+    return root;
+  }
+
+  committedValue(key: Uint8Array): Uint8Array | undefined {
+    return this.store.valueAt(key, Number.MAX_SAFE_INTEGER) ?? undefined;
+  }
+
+  commit(c: CommitInput): void {
+    const finals = new Set(c.finalLeaves.values());
+    const log: LogRow[] = c.ops.map((op, i) => {
+      const seq = LEAF_BASE + i + 1;
+      if (op.leaf === undefined) return { seq, key: op.key, kind: OpKind.Delete, hash: null };
+      if (finals.has(op.leaf)) return { seq, key: op.key, kind: OpKind.Leaf, hash: op.leaf.hash ?? null };
+      return { seq, key: op.key, kind: OpKind.Transient, hash: null };
+    });
+    const checkpoint = this.needCheckpoint || c.version - this.lastCheckpoint >= this.options.checkpointInterval;
+    const batch = checkpoint ? collectDirty(c.root) : undefined;
+    const root = c.root;
+    try {
+      this.store.writeVersion({
+        version: {
+          version: c.version,
+          hash: c.hash,
+          size: root?.size ?? 0,
+          checkpoint,
+          rootVersion: checkpoint && root !== undefined ? root.version : null,
+          rootSeq: checkpoint && root !== undefined ? root.seq : null,
+          ops: log.length,
+        },
+        log,
+        kv: [...c.changes.values()],
+        branches: batch?.rows ?? [],
+      });
+    } catch (e) {
+      batch?.undo();
+      throw e;
+    }
+    if (checkpoint) {
+      this.lastCheckpoint = c.version;
+      this.needCheckpoint = false;
+    }
+    // Committed values live in the kv table; the tree keeps only keys and hashes.
+    for (const leaf of finals) leaf.value = undefined;
+    this.residentEstimate += this.src.loads + c.ops.length * ((root?.height ?? 0) + 1);
+    this.src.loads = 0;
+    if (this.residentEstimate > this.budgetNodes) {
+      this.residentEstimate = evict(root, this.keepDepth);
+      // What stays is mostly dirty: the next commit checkpoints so that it can be evicted.
+      if (this.residentEstimate > this.budgetNodes * 0.75) this.needCheckpoint = true;
+    }
+  }
+
+  view(version: number, latest: { version: number; root: Node | undefined }, guard: () => void): ReadonlyTree {
+    const row = this.store.version(version);
+    if (row === undefined) throw notKept(this.store, version);
+    const read = <T>(fn: () => T): T => {
+      guard();
+      return fn();
+    };
+    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, read);
+  }
+
+  /** The tree of a committed version: the live one, a checkpoint, or a replay from the checkpoint before it. */
+  private rootAt(row: VersionRow, latest: { version: number; root: Node | undefined }): Node | undefined {
+    if (row.version === latest.version) return latest.root;
+    if (row.checkpoint) return this.src.root(row);
+    if (this.replayCache?.version === row.version) return this.replayCache.root;
+    const root = this.rebuild(row, this.store.checkpointAtOrBefore(row.version));
+    this.replayCache = { version: row.version, root };
+    return root;
+  }
+
+  versions(): number[] {
+    return this.store.versions();
+  }
+
+  async flush(): Promise<void> {}
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.db.close();
+    } finally {
+      this.lock.release();
+    }
+  }
+}
+
+/** The error for a version the store does not hold: pruned when older than the oldest kept, else never committed. */
+export function notKept(store: StoreReader, version: number): IavlError {
+  const earliest = store.earliest();
+  const first = Number(store.meta("first_version") ?? 1);
+  if (earliest !== undefined && version < earliest && version >= first) {
+    return new IavlError("VERSION_PRUNED", `version ${version} has been pruned (the oldest kept is ${earliest})`);
+  }
+  return new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed`);
+}

@@ -1,0 +1,60 @@
+/**
+ * The single-writer lock of a store folder: an exclusive SQLite transaction held on `writer.lock` for the life of
+ * the writer. The OS drops it when the process dies, so a crash never leaves a stale lock behind.
+ * @module
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { IavlError } from "../errors.js";
+
+/** Who holds a store, as written in `writer.json` by the holder. */
+export interface Holder {
+  pid: number;
+  host: string;
+  since: string;
+}
+
+/** Reads the recorded holder of the folder's lock, if any. */
+export function readHolder(dir: string): Holder | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, "writer.json"), "utf8")) as Holder;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The held lock; `release()` lets the next writer in. */
+export class WriterLock {
+  private constructor(private db: Database.Database | undefined) {}
+
+  /** Takes the lock of `dir` or throws `LOCKED` naming the holder. */
+  static acquire(dir: string): WriterLock {
+    const db = new Database(join(dir, "writer.lock"));
+    try {
+      db.pragma("journal_mode = DELETE");
+      db.pragma("locking_mode = EXCLUSIVE");
+      db.exec("BEGIN EXCLUSIVE");
+    } catch (e) {
+      db.close();
+      const h = readHolder(dir);
+      const who = h === undefined ? "another writer" : `process ${h.pid} on ${h.host} (since ${h.since})`;
+      throw new IavlError("LOCKED", `the store ${dir} is held by ${who}`, { cause: e });
+    }
+    const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
+    writeFileSync(join(dir, "writer.json"), JSON.stringify(holder) + "\n");
+    return new WriterLock(db);
+  }
+
+  /** Releases the lock; harmless twice. */
+  release(): void {
+    if (this.db === undefined) return;
+    try {
+      this.db.exec("ROLLBACK");
+    } finally {
+      this.db.close();
+      this.db = undefined;
+    }
+  }
+}

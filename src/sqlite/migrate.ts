@@ -1,0 +1,74 @@
+/**
+ * Numbered SQL migrations from `migrations/`, applied in order on open and recorded in the store.
+ * @module
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type Database from "better-sqlite3";
+import { IavlError } from "../errors.js";
+
+/** One migration file: `NNN_name.sql`. */
+export interface Migration {
+  id: number;
+  name: string;
+  sql: string;
+}
+
+/** The folder that holds the migrations: found by walking up from this module, whether run from src or dist. */
+function migrationsDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, "migrations");
+    if (existsSync(join(dir, "package.json")) && existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  throw new Error("iavlite: the migrations folder is missing from the installation");
+}
+
+let cached: Migration[] | undefined;
+
+/** The known migrations, in order. */
+export function migrations(): Migration[] {
+  if (cached !== undefined) return cached;
+  const dir = migrationsDir();
+  cached = readdirSync(dir)
+    .filter((f) => /^\d+_.*\.sql$/.test(f))
+    .sort()
+    .map((f) => ({ id: Number.parseInt(f, 10), name: f, sql: readFileSync(join(dir, f), "utf8") }));
+  return cached;
+}
+
+/** The highest migration applied to `db`, 0 for a database without the migrations table. */
+export function appliedVersion(db: Database.Database): number {
+  const t = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (t === undefined) return 0;
+  const row = db.prepare("SELECT max(id) AS id FROM schema_migrations").get() as { id: number | null };
+  return row.id ?? 0;
+}
+
+/**
+ * Applies every migration newer than the store's, each in its own transaction. A store written by a newer schema is
+ * refused before anything is written.
+ */
+export function migrate(db: Database.Database, where: string): void {
+  const known = migrations();
+  const latest = known.length > 0 ? known[known.length - 1]!.id : 0;
+  const applied = appliedVersion(db);
+  if (applied > latest) {
+    throw new IavlError(
+      "SCHEMA_TOO_NEW",
+      `${where} was written by a newer iavlite (schema ${applied}; this version knows up to ${latest}); it was not touched`,
+    );
+  }
+  if (applied === latest) return;
+  db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+  const record = db.prepare("INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)");
+  for (const m of known) {
+    if (m.id <= applied) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      record.run(m.id, m.name, new Date().toISOString());
+    }).immediate();
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * Rows of the store: what one version writes, and the lookups the tree and the readers make.
+ * @module
+ */
+import type Database from "better-sqlite3";
+import { IavlError } from "../errors.js";
+import { createShard, LEAF_BASE, shardOf, shardTables } from "./shards.js";
+
+/** A committed version (the commit marker). */
+export interface VersionRow {
+  version: number;
+  hash: Uint8Array;
+  size: number;
+  checkpoint: boolean;
+  rootVersion: number | null;
+  rootSeq: number | null;
+  ops: number;
+}
+
+/** What a log row records about one operation of a version. */
+export const enum OpKind {
+  Delete = 0,
+  /** A set whose leaf is in the committed tree; the row carries the leaf hash. */
+  Leaf = 1,
+  /** A set replaced or removed later in the same version: needed to replay the tree's shape exactly. */
+  Transient = 2,
+}
+
+/** One operation of a version, in order: `seq` = LEAF_BASE + its index. */
+export interface LogRow {
+  seq: number;
+  key: Uint8Array;
+  kind: OpKind;
+  hash: Uint8Array | null;
+}
+
+/** A stored branch node. */
+export interface BranchRow {
+  version: number;
+  seq: number;
+  key: Uint8Array;
+  height: number;
+  size: number;
+  hash: Uint8Array;
+  leftVersion: number;
+  leftSeq: number;
+  rightVersion: number;
+  rightSeq: number;
+}
+
+/** What one version writes, in one transaction. */
+export interface VersionWrite {
+  version: VersionRow;
+  log: LogRow[];
+  kv: Array<{ key: Uint8Array; value: Uint8Array | null }>;
+  branches: BranchRow[];
+}
+
+type Row = unknown[];
+
+/** Reads of a store file; shared by the writer and by read-only handles. */
+export class StoreReader {
+  readonly shardSize: number;
+  private readonly stmts = new Map<string, Database.Statement>();
+  private readonly valueAtStmt: Database.Statement;
+  private readonly versionStmt: Database.Statement;
+
+  constructor(readonly db: Database.Database) {
+    this.shardSize = Number(this.meta("shard_size") ?? 1000);
+    this.valueAtStmt = db.prepare("SELECT value FROM kv WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
+    this.versionStmt = db.prepare("SELECT version, hash, size, checkpoint, root_version, root_seq, ops FROM versions WHERE version = ?").raw();
+  }
+
+  /** A setting from the meta table. */
+  meta(name: string): unknown {
+    const r = this.db.prepare("SELECT value FROM meta WHERE name = ?").pluck().get(name);
+    return r ?? undefined;
+  }
+
+  /** The value of `key` at `version`: the bytes, null when removed, undefined when never set up to then. */
+  valueAt(key: Uint8Array, version: number): Uint8Array | null | undefined {
+    const r = this.valueAtStmt.get(key, version) as Row | undefined;
+    return r === undefined ? undefined : (r[0] as Uint8Array | null);
+  }
+
+  /** The commit row of `version`. */
+  version(version: number): VersionRow | undefined {
+    const r = this.versionStmt.get(version) as Row | undefined;
+    return r === undefined ? undefined : toVersionRow(r);
+  }
+
+  /** The newest committed version row. */
+  latest(): VersionRow | undefined {
+    const r = this.db.prepare("SELECT version, hash, size, checkpoint, root_version, root_seq, ops FROM versions ORDER BY version DESC LIMIT 1").raw().get() as Row | undefined;
+    return r === undefined ? undefined : toVersionRow(r);
+  }
+
+  /** The newest checkpoint at or before `version`. */
+  checkpointAtOrBefore(version: number): VersionRow | undefined {
+    const r = this.db
+      .prepare("SELECT version, hash, size, checkpoint, root_version, root_seq, ops FROM versions WHERE checkpoint = 1 AND version <= ? ORDER BY version DESC LIMIT 1")
+      .raw()
+      .get(version) as Row | undefined;
+    return r === undefined ? undefined : toVersionRow(r);
+  }
+
+  /** Committed versions, oldest first. */
+  versions(): number[] {
+    return this.db.prepare("SELECT version FROM versions ORDER BY version").pluck().all() as number[];
+  }
+
+  /** The oldest committed version still kept. */
+  earliest(): number | undefined {
+    return (this.db.prepare("SELECT min(version) FROM versions").pluck().get() as number | null) ?? undefined;
+  }
+
+  /** A stored branch. */
+  branch(version: number, seq: number): BranchRow | undefined {
+    const r = this.shardStmt(version, "branch", (t) => `SELECT key, height, size, hash, left_version, left_seq, right_version, right_seq FROM ${t} WHERE version = ? AND seq = ?`)?.get(version, seq) as Row | undefined;
+    if (r === undefined) return undefined;
+    return {
+      version,
+      seq,
+      key: r[0] as Uint8Array,
+      height: r[1] as number,
+      size: r[2] as number,
+      hash: r[3] as Uint8Array,
+      leftVersion: r[4] as number,
+      leftSeq: r[5] as number,
+      rightVersion: r[6] as number,
+      rightSeq: r[7] as number,
+    };
+  }
+
+  /** A stored leaf: its key and hash. */
+  leaf(version: number, seq: number): { key: Uint8Array; hash: Uint8Array } | undefined {
+    const r = this.shardStmt(version, "log", (t) => `SELECT key, hash FROM ${t} WHERE version = ? AND seq = ?`)?.get(version, seq) as Row | undefined;
+    if (r === undefined || r[1] === null) return undefined;
+    return { key: r[0] as Uint8Array, hash: r[1] as Uint8Array };
+  }
+
+  /** The log of `version`, in operation order. */
+  log(version: number): LogRow[] {
+    const s = this.shardStmt(version, "log", (t) => `SELECT seq, key, kind, hash FROM ${t} WHERE version = ? ORDER BY seq`);
+    if (s === undefined) return [];
+    return (s.all(version) as Row[]).map((r) => ({ seq: r[0] as number, key: r[1] as Uint8Array, kind: r[2] as OpKind, hash: r[3] as Uint8Array | null }));
+  }
+
+  /**
+   * `[key, value]` pairs as of `version`, in key order: for each key the newest row at or before `version`.
+   * Rows come in pages of bounded size, each its own statement, so that no read snapshot stays open between pages.
+   */
+  *range(
+    version: number,
+    start: Uint8Array | undefined,
+    end: Uint8Array | undefined,
+    reverse: boolean,
+    read: <T>(fn: () => T) => T = (fn) => fn(),
+  ): Generator<[Uint8Array, Uint8Array]> {
+    const page = 256;
+    let lower = start;
+    let upper = end;
+    let first = true;
+    for (;;) {
+      // SQLite takes the bare `value` from the row holding max(version) of each group.
+      const where = ["version <= @version"];
+      if (lower !== undefined) where.push(!reverse && !first ? "key > @lower" : "key >= @lower");
+      if (upper !== undefined) where.push("key < @upper");
+      const sql = `SELECT key, value, max(version) FROM kv WHERE ${where.join(" AND ")} GROUP BY key ORDER BY key ${reverse ? "DESC" : "ASC"} LIMIT ${page}`;
+      const params: Record<string, unknown> = { version };
+      if (lower !== undefined) params["lower"] = lower;
+      if (upper !== undefined) params["upper"] = upper;
+      const stmt = this.cached(sql).raw();
+      const rows = read(() => stmt.all(params) as Row[]);
+      for (const r of rows) if (r[1] !== null) yield [r[0] as Uint8Array, r[1] as Uint8Array];
+      if (rows.length < page) return;
+      const last = rows[rows.length - 1]![0] as Uint8Array;
+      if (reverse) upper = last;
+      else lower = last;
+      first = false;
+    }
+  }
+
+  /** A cached statement. */
+  cached(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (s === undefined) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  private shardStmt(version: number, table: "log" | "branch", sql: (table: string) => string): Database.Statement | undefined {
+    const id = shardOf(version, this.shardSize);
+    const name = shardTables(id)[table];
+    const key = `${name}|${sql("")}`;
+    let s = this.stmts.get(key);
+    if (s === undefined) {
+      try {
+        s = this.db.prepare(sql(name)).raw();
+      } catch (e) {
+        if (/no such table/.test((e as Error).message)) return undefined;
+        throw e;
+      }
+      this.stmts.set(key, s);
+    }
+    return s;
+  }
+}
+
+function toVersionRow(r: Row): VersionRow {
+  return {
+    version: r[0] as number,
+    hash: r[1] as Uint8Array,
+    size: r[2] as number,
+    checkpoint: r[3] === 1,
+    rootVersion: r[4] as number | null,
+    rootSeq: r[5] as number | null,
+    ops: r[6] as number,
+  };
+}
+
+/** The writer's side: one transaction per version. */
+export class StoreWriter extends StoreReader {
+  private readonly shardsMade = new Set<number>();
+  private readonly kvInsert: Database.Statement;
+  private readonly versionInsert: Database.Statement;
+
+  constructor(db: Database.Database) {
+    super(db);
+    for (const id of db.prepare("SELECT id FROM shards").pluck().all() as number[]) this.shardsMade.add(id);
+    this.kvInsert = db.prepare("INSERT OR REPLACE INTO kv (key, version, value) VALUES (?, ?, ?)");
+    this.versionInsert = db.prepare("INSERT INTO versions (version, hash, size, checkpoint, root_version, root_seq, ops) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  }
+
+  /** Sets a meta value. */
+  setMeta(name: string, value: string | number): void {
+    this.db.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)").run(name, value);
+  }
+
+  /** Writes one version atomically: its log, values, branches (at a checkpoint) and, last, its commit row. */
+  writeVersion(w: VersionWrite): void {
+    const v = w.version.version;
+    this.db
+      .transaction(() => {
+        if (this.latestVersionNumber() >= v) throw new IavlError("CORRUPT", `version ${v} is already stored`);
+        const logIns = this.insertStmt(v, "log", (t) => `INSERT INTO ${t} (version, seq, key, kind, hash) VALUES (?, ?, ?, ?, ?)`);
+        for (const r of w.log) logIns.run(v, r.seq, r.key, r.kind, r.hash);
+        for (const r of w.kv) this.kvInsert.run(r.key, v, r.value);
+        for (const b of w.branches) {
+          const ins = this.insertStmt(b.version, "branch", (t) => `INSERT INTO ${t} (version, seq, key, height, size, hash, left_version, left_seq, right_version, right_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+          ins.run(b.version, b.seq, b.key, b.height, b.size, b.hash, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq);
+        }
+        const r = w.version;
+        this.cached("INSERT OR IGNORE INTO meta (name, value) VALUES ('first_version', ?)").run(v);
+        this.versionInsert.run(v, r.hash, r.size, r.checkpoint ? 1 : 0, r.rootVersion, r.rootSeq, r.ops);
+      })
+      .immediate();
+  }
+
+  private latestVersionNumber(): number {
+    return (this.cached("SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
+  }
+
+  private insertStmt(version: number, table: "log" | "branch", sql: (table: string) => string): Database.Statement {
+    const id = shardOf(version, this.shardSize);
+    if (!this.shardsMade.has(id)) {
+      createShard(this.db, id, this.shardSize);
+      this.shardsMade.add(id);
+    }
+    return this.cached(sql(shardTables(id)[table]));
+  }
+}
+
+export { LEAF_BASE };

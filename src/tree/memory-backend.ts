@@ -1,0 +1,43 @@
+/**
+ * The backend of {@link Tree.memory}: committed roots kept in a map, sharing unchanged subtrees.
+ * @module
+ */
+import { IavlError } from "../errors.js";
+import type { Backend, CommitInput } from "./backend.js";
+import { MEMORY_SOURCE, type Node } from "./node.js";
+import { memoryValue, RootView } from "./root-view.js";
+import type { ReadonlyTree } from "./snapshot.js";
+
+/** Keeps every committed root in memory. */
+export class MemoryBackend implements Backend {
+  readonly src = MEMORY_SOURCE;
+  readonly valueOf = memoryValue;
+  readonly logsOps = false;
+  readonly opened = { version: 0, root: undefined };
+  private readonly roots = new Map<number, Node | undefined>();
+
+  committedValue(): Uint8Array | undefined {
+    throw new Error("iavlite: the memory backend reads through the tree");
+  }
+
+  commit(c: CommitInput): void {
+    this.roots.set(c.version, c.root);
+  }
+
+  view(version: number, latest: { version: number }, guard: () => void): ReadonlyTree {
+    if (!this.roots.has(version)) {
+      throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${latest.version})`);
+    }
+    return new RootView(version, this.roots.get(version), MEMORY_SOURCE, memoryValue, guard);
+  }
+
+  versions(): number[] {
+    return [...this.roots.keys()];
+  }
+
+  async flush(): Promise<void> {}
+
+  close(): void {
+    this.roots.clear();
+  }
+}
