@@ -16,9 +16,9 @@ import { Mutator } from "../tree/mutate.js";
 import { hashNode, type Node } from "../tree/node.js";
 import type { ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/snapshot.js";
-import { openWriter, STORE_FILE } from "../sqlite/connection.js";
+import { openReader, openWriter, STORE_FILE } from "../sqlite/connection.js";
 import { WriterLock } from "../sqlite/lock.js";
-import { migrate } from "../sqlite/migrate.js";
+import { checkSchema, migrate } from "../sqlite/migrate.js";
 import { OpKind, StoreWriter, type LogRow, type StoreReader, type VersionRow, LEAF_BASE } from "../sqlite/store.js";
 import { storedValue, StoreView } from "../sqlite/view.js";
 import { collectDirty } from "./checkpoint.js";
@@ -42,15 +42,21 @@ export function openStore(dir: string, shardSize: number, durability: ResolvedOp
   } else {
     mkdirSync(dir, { recursive: true });
   }
+  const file = join(dir, STORE_FILE);
+  if (existsSync(file)) {
+    // Checked read-only first, so that a store this version must refuse is never opened for writing.
+    const ro = openReader(file);
+    try {
+      checkSchema(ro, file);
+    } finally {
+      ro.close();
+    }
+  }
   const lock = WriterLock.acquire(dir);
   let db: Database.Database | undefined;
   try {
-    db = openWriter(join(dir, STORE_FILE), durability);
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
-    if (tables.length > 0 && !tables.includes("schema_migrations")) {
-      throw new IavlError("NOT_A_STORE", `${join(dir, STORE_FILE)} is a SQLite database but not an iavlite store`);
-    }
-    migrate(db, dir);
+    db = openWriter(file, durability);
+    migrate(db, file);
     db.prepare("INSERT OR IGNORE INTO meta (name, value) VALUES ('shard_size', ?)").run(shardSize);
     return { db, lock };
   } catch (e) {

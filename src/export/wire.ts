@@ -236,11 +236,39 @@ type Fields = Record<string, unknown>;
 
 function decodeMessage(type: protobuf.Type, f: Frame, name: string): Fields {
   try {
+    checkWireTypes(type, f.bytes);
     return type.decode(f.bytes) as unknown as Fields;
   } catch (e) {
     // protobufjs throws RangeError/Error (and deep group nesting can overflow the stack): all mean a bad item.
     const why = e instanceof Error ? e.message : String(e);
     throw invalid(`snapshot item ${f.index} at byte ${f.offset}: malformed ${name} protobuf (${why})`, e);
+  }
+}
+
+/**
+ * protobufjs decodes a known field by its declared type whatever wire type the tag says, so it would accept items
+ * gogoproto refuses ("wrong wireType"). Walk the tags first (with protobufjs's Reader, recursing into known
+ * sub-messages, which the schema limits to one level) and refuse what Go refuses: field number 0, a stray end-group
+ * tag, a known field with the wrong wire type.
+ */
+function checkWireTypes(type: protobuf.Type, bytes: Uint8Array): void {
+  const r = protobuf.Reader.create(bytes);
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    const id = tag >>> 3;
+    const wireType = tag & 7;
+    if (id === 0) throw new Error(`illegal field number 0 at offset ${r.pos}`);
+    if (wireType === 4) throw new Error(`unexpected end-group tag at offset ${r.pos}`);
+    const field = type.fieldsById[id];
+    if (field === undefined) {
+      r.skipType(wireType);
+      continue;
+    }
+    const sub = field.resolvedType;
+    const want = sub instanceof protobuf.Type ? 2 : protobuf.types.basic[field.type as keyof typeof protobuf.types.basic];
+    if (wireType !== want) throw new Error(`field ${field.name} (${id}) has wire type ${wireType}, expected ${String(want)}`);
+    if (sub instanceof protobuf.Type) checkWireTypes(sub, r.bytes());
+    else r.skipType(wireType);
   }
 }
 

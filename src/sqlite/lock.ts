@@ -31,7 +31,8 @@ export class WriterLock {
 
   /** Takes the lock of `dir` or throws `LOCKED` naming the holder. */
   static acquire(dir: string): WriterLock {
-    const db = new Database(join(dir, "writer.lock"));
+    // No busy wait: a held lock is an answer, not a delay.
+    const db = new Database(join(dir, "writer.lock"), { timeout: 0 });
     try {
       db.pragma("journal_mode = DELETE");
       db.pragma("locking_mode = EXCLUSIVE");

@@ -47,21 +47,37 @@ export function appliedVersion(db: Database.Database): number {
   return row.id ?? 0;
 }
 
-/**
- * Applies every migration newer than the store's, each in its own transaction. A store written by a newer schema is
- * refused before anything is written.
- */
-export function migrate(db: Database.Database, where: string): void {
+/** The newest schema this library knows. */
+export function latestSchema(): number {
   const known = migrations();
-  const latest = known.length > 0 ? known[known.length - 1]!.id : 0;
+  return known.length > 0 ? known[known.length - 1]!.id : 0;
+}
+
+/**
+ * Throws `NOT_A_STORE` for a database that has tables but is not an iavlite store, and `SCHEMA_TOO_NEW` for a store
+ * written by a newer schema. Meant for a read-only connection, before anything opens the file for writing.
+ */
+export function checkSchema(db: Database.Database, where: string): void {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+  if (tables.length > 0 && !tables.includes("schema_migrations")) {
+    throw new IavlError("NOT_A_STORE", `${where} is a SQLite database but not an iavlite store`);
+  }
   const applied = appliedVersion(db);
+  const latest = latestSchema();
   if (applied > latest) {
     throw new IavlError(
       "SCHEMA_TOO_NEW",
       `${where} was written by a newer iavlite (schema ${applied}; this version knows up to ${latest}); it was not touched`,
     );
   }
-  if (applied === latest) return;
+}
+
+/** Applies every migration newer than the store's, each in its own transaction (after {@link checkSchema}). */
+export function migrate(db: Database.Database, where: string): void {
+  checkSchema(db, where);
+  const known = migrations();
+  if (appliedVersion(db) === latestSchema()) return;
+  const applied = appliedVersion(db);
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
   const record = db.prepare("INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)");
   for (const m of known) {

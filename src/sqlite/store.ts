@@ -58,6 +58,12 @@ export interface VersionWrite {
 
 type Row = unknown[];
 
+/** A plain Uint8Array over a Buffer's bytes (no copy): the API promises Uint8Array, and tests compare types. */
+export function bytes(b: unknown): Uint8Array {
+  const u = b as Uint8Array;
+  return new Uint8Array(u.buffer, u.byteOffset, u.byteLength);
+}
+
 /** Reads of a store file; shared by the writer and by read-only handles. */
 export class StoreReader {
   readonly shardSize: number;
@@ -80,7 +86,7 @@ export class StoreReader {
   /** The value of `key` at `version`: the bytes, null when removed, undefined when never set up to then. */
   valueAt(key: Uint8Array, version: number): Uint8Array | null | undefined {
     const r = this.valueAtStmt.get(key, version) as Row | undefined;
-    return r === undefined ? undefined : (r[0] as Uint8Array | null);
+    return r === undefined ? undefined : r[0] === null ? null : bytes(r[0]);
   }
 
   /** The commit row of `version`. */
@@ -121,7 +127,7 @@ export class StoreReader {
     return {
       version,
       seq,
-      key: r[0] as Uint8Array,
+      key: bytes(r[0]),
       height: r[1] as number,
       size: r[2] as number,
       hash: r[3] as Uint8Array,
@@ -136,14 +142,14 @@ export class StoreReader {
   leaf(version: number, seq: number): { key: Uint8Array; hash: Uint8Array } | undefined {
     const r = this.shardStmt(version, "log", (t) => `SELECT key, hash FROM ${t} WHERE version = ? AND seq = ?`)?.get(version, seq) as Row | undefined;
     if (r === undefined || r[1] === null) return undefined;
-    return { key: r[0] as Uint8Array, hash: r[1] as Uint8Array };
+    return { key: bytes(r[0]), hash: r[1] as Uint8Array };
   }
 
   /** The log of `version`, in operation order. */
   log(version: number): LogRow[] {
     const s = this.shardStmt(version, "log", (t) => `SELECT seq, key, kind, hash FROM ${t} WHERE version = ? ORDER BY seq`);
     if (s === undefined) return [];
-    return (s.all(version) as Row[]).map((r) => ({ seq: r[0] as number, key: r[1] as Uint8Array, kind: r[2] as OpKind, hash: r[3] as Uint8Array | null }));
+    return (s.all(version) as Row[]).map((r) => ({ seq: r[0] as number, key: bytes(r[1]), kind: r[2] as OpKind, hash: r[3] as Uint8Array | null }));
   }
 
   /**
@@ -172,7 +178,7 @@ export class StoreReader {
       if (upper !== undefined) params["upper"] = upper;
       const stmt = this.cached(sql).raw();
       const rows = read(() => stmt.all(params) as Row[]);
-      for (const r of rows) if (r[1] !== null) yield [r[0] as Uint8Array, r[1] as Uint8Array];
+      for (const r of rows) if (r[1] !== null) yield [bytes(r[0]), bytes(r[1])];
       if (rows.length < page) return;
       const last = rows[rows.length - 1]![0] as Uint8Array;
       if (reverse) upper = last;
