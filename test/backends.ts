@@ -27,4 +27,5 @@ export const backends: Backend[] = [
   { name: "memory", make: () => Tree.memory() },
   // A small checkpoint interval and memory budget so that checkpoints, eviction and reloads all happen in tests.
   { name: "sqlite", make: () => Tree.open(tempDir(), { checkpointInterval: 2, memoryBudgetMiB: 8 }) },
+  { name: "sqlite-async", make: () => Tree.open(tempDir(), { checkpointInterval: 3, durability: "async", asyncQueue: 2 }) },
 ];

@@ -10,7 +10,7 @@ import type Database from "better-sqlite3";
 import { IavlError } from "../errors.js";
 import type { ResolvedOpenOptions } from "../options.js";
 import type { Backend, CommitInput } from "../tree/backend.js";
-import { equalBytes, toHex } from "../tree/encoding.js";
+import { equalBytes, keyId, toHex } from "../tree/encoding.js";
 import { EMPTY_HASH } from "../tree/hash.js";
 import { Mutator } from "../tree/mutate.js";
 import { hashNode, type Node } from "../tree/node.js";
@@ -19,7 +19,8 @@ import type { ReadonlyTree } from "../tree/snapshot.js";
 import { openReader, openWriter, STORE_FILE } from "../sqlite/connection.js";
 import { WriterLock } from "../sqlite/lock.js";
 import { checkSchema, migrate } from "../sqlite/migrate.js";
-import { OpKind, StoreWriter, type LogRow, type StoreReader, type VersionRow, LEAF_BASE } from "../sqlite/store.js";
+import { LEAF_BASE, OpKind, StoreWriter, type LogRow, type StoreReader, type VersionRow, type VersionWrite } from "../sqlite/store.js";
+import { WriteQueue } from "../sqlite/write-queue.js";
 import { storedValue, StoreView } from "../sqlite/view.js";
 import { collectDirty } from "./checkpoint.js";
 import { evict, StoreSource } from "./node-source.js";
@@ -32,7 +33,11 @@ const NODE_BYTES = 360;
 const OWN_FILES = new Set([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, "writer.lock", "writer.lock-journal", "writer.json"]);
 
 /** Opens (creating when empty) the store in `dir` and takes its writer lock. */
-export function openStore(dir: string, shardSize: number, durability: ResolvedOpenOptions["durability"]): { db: Database.Database; lock: WriterLock } {
+export function openStore(
+  dir: string,
+  shardSize: number,
+  durability: ResolvedOpenOptions["durability"],
+): { db: Database.Database; lock: WriterLock; file: string } {
   if (existsSync(dir)) {
     if (!statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
     const foreign = readdirSync(dir).filter((f) => !OWN_FILES.has(f));
@@ -58,7 +63,7 @@ export function openStore(dir: string, shardSize: number, durability: ResolvedOp
     db = openWriter(file, durability);
     migrate(db, file);
     db.prepare("INSERT OR IGNORE INTO meta (name, value) VALUES ('shard_size', ?)").run(shardSize);
-    return { db, lock };
+    return { db, lock, file };
   } catch (e) {
     db?.close();
     lock.release();
@@ -80,11 +85,14 @@ export class WorkingSet implements Backend {
   private residentEstimate = 0;
   private replayCache: { version: number; root: Node | undefined } | undefined;
   private closed = false;
+  /** The background writer, with durability "async". */
+  private readonly queue: WriteQueue | undefined;
 
   constructor(
     private readonly db: Database.Database,
     private readonly lock: WriterLock,
     private readonly options: ResolvedOpenOptions,
+    file: string,
   ) {
     this.store = new StoreWriter(db);
     this.src = new StoreSource(this.store);
@@ -93,6 +101,7 @@ export class WorkingSet implements Backend {
     // Keep whole the top levels that fit in half the budget; the other half is for dirty and recently loaded nodes.
     this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)));
     this.opened = this.load();
+    if (options.durability === "async") this.queue = new WriteQueue(file, this.opened.version, options.asyncQueue);
   }
 
   /** Reopen: the last checkpoint, then the log since, checked against the stored root hash. */
@@ -120,6 +129,10 @@ export class WorkingSet implements Backend {
   }
 
   committedValue(key: Uint8Array): Uint8Array | undefined {
+    if (this.queue !== undefined) {
+      const c = this.queue.pending(keyId(key));
+      if (c !== undefined) return c.value ?? undefined;
+    }
     return this.store.valueAt(key, Number.MAX_SAFE_INTEGER) ?? undefined;
   }
 
@@ -135,7 +148,7 @@ export class WorkingSet implements Backend {
     const batch = checkpoint ? collectDirty(c.root) : undefined;
     const root = c.root;
     try {
-      this.store.writeVersion({
+      const write: VersionWrite = {
         version: {
           version: c.version,
           hash: c.hash,
@@ -148,7 +161,9 @@ export class WorkingSet implements Backend {
         log,
         kv: [...c.changes.values()],
         branches: batch?.rows ?? [],
-      });
+      };
+      if (this.queue !== undefined) this.queue.push(write, c.changes);
+      else this.store.writeVersion(write);
     } catch (e) {
       batch?.undo();
       throw e;
@@ -162,6 +177,8 @@ export class WorkingSet implements Backend {
     this.residentEstimate += this.src.loads + c.ops.length * ((root?.height ?? 0) + 1);
     this.src.loads = 0;
     if (this.residentEstimate > this.budgetNodes) {
+      // Evicted nodes are loaded back from disk, so they must be there first.
+      this.queue?.waitFor(c.version);
       this.residentEstimate = evict(root, this.keepDepth);
       // What stays is mostly dirty: the next commit checkpoints so that it can be evicted.
       if (this.residentEstimate > this.budgetNodes * 0.75) this.needCheckpoint = true;
@@ -169,6 +186,7 @@ export class WorkingSet implements Backend {
   }
 
   view(version: number, latest: { version: number; root: Node | undefined }, guard: () => void): ReadonlyTree {
+    if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
     const row = this.store.version(version);
     if (row === undefined) throw notKept(this.store, version);
     const read = <T>(fn: () => T): T => {
@@ -192,11 +210,21 @@ export class WorkingSet implements Backend {
     return this.store.versions();
   }
 
-  async flush(): Promise<void> {}
+  async flush(): Promise<void> {
+    await this.queue?.flush();
+  }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    try {
+      this.queue?.close();
+    } finally {
+      this.closeStore();
+    }
+  }
+
+  private closeStore(): void {
     try {
       this.db.close();
     } finally {

@@ -277,7 +277,7 @@ export function buildTree(nodes: Iterable<ExportNode>, options: ImporterOptions)
   return imp.finish();
 }
 
-/** {@link buildTree} over an asynchronous stream, such as {@link decodeItems}'s output. */
+/** {@link buildTree} over an asynchronous stream, such as the output of `decodeItems` (wire.ts). */
 export async function buildTreeAsync(
   nodes: AsyncIterable<ExportNode> | Iterable<ExportNode>,
   options: ImporterOptions,

@@ -84,3 +84,8 @@ export function fromHex(hex: string): Uint8Array {
 export function utf8(s: string): Uint8Array {
   return new TextEncoder().encode(s);
 }
+
+/** A string with one char per byte of `key`: the cheapest exact Map key for bytes. */
+export function keyId(key: Uint8Array): string {
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString("latin1");
+}

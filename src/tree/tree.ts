@@ -6,6 +6,7 @@ import { IavlError } from "../errors.js";
 import { memoryOptionsSchema, openOptionsSchema, parseOptions, type MemoryOptions, type OpenOptions } from "../options.js";
 import { openStore, WorkingSet } from "../checkpoint/working-set.js";
 import type { Backend, Change, Op } from "./backend.js";
+import { keyId } from "./encoding.js";
 import { EMPTY_HASH } from "./hash.js";
 import { iterateLeaves, type IterateOptions } from "./iterator.js";
 import { MemoryBackend } from "./memory-backend.js";
@@ -21,11 +22,6 @@ import { LEAF_BASE } from "../sqlite/shards.js";
 export interface CommitResult {
   version: number;
   hash: Uint8Array;
-}
-
-/** The string under which a key is tracked in the working version's maps: one char per byte. */
-function keyId(key: Uint8Array): string {
-  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString("latin1");
 }
 
 /**
@@ -70,10 +66,10 @@ export class Tree {
   static open(dir: string, options?: OpenOptions): Tree {
     if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
     const o = parseOptions(openOptionsSchema, options);
-    const { db, lock } = openStore(dir, o.shardSize, o.durability);
+    const { db, lock, file } = openStore(dir, o.shardSize, o.durability);
     let backend: WorkingSet;
     try {
-      backend = new WorkingSet(db, lock, o);
+      backend = new WorkingSet(db, lock, o, file);
     } catch (e) {
       db.close();
       lock.release();
