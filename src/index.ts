@@ -1,5 +1,5 @@
 /**
- * iavlite: a versioned Merkle AVL tree (IAVL), hash-exact with cosmos/iavl.
+ * iavlite: a versioned Merkle AVL tree (IAVL) stored in SQLite, hash-exact with cosmos/iavl.
  * @packageDocumentation
  */
 export { Tree, type CommitResult } from "./tree/tree.js";
@@ -7,6 +7,16 @@ export type { ReadonlyTree } from "./tree/snapshot.js";
 export type { IterateOptions } from "./tree/iterator.js";
 export type { CommitmentProof } from "./tree/proof.js";
 export { IavlError, isIavlError, type ErrorCode } from "./errors.js";
-export type { MemoryOptions } from "./options.js";
+export type { MemoryOptions, OpenOptions, ImportOptions } from "./options.js";
 export { EMPTY_HASH } from "./tree/hash.js";
 export { toHex, fromHex } from "./tree/encoding.js";
+export type { ExportNode } from "./export/types.js";
+export { Importer, buildTree, buildTreeAsync, type ImporterOptions } from "./export/importer.js";
+export {
+  encodeItems,
+  decodeItems,
+  encodeSnapshotItems,
+  decodeSnapshotItems,
+  type SnapshotItem,
+  type DecodeLimits,
+} from "./export/wire.js";

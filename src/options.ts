@@ -58,3 +58,16 @@ export const openOptionsSchema = z
 export type OpenOptions = z.input<typeof openOptionsSchema>;
 /** Options of `Tree.open`, with defaults filled in. */
 export type ResolvedOpenOptions = z.output<typeof openOptionsSchema>;
+
+/** Options of `Tree.import`: the snapshot's version and expected hash, and the new store's open options. */
+export const importOptionsSchema = openOptionsSchema.partial().extend({
+  /** The version the snapshot is of. */
+  version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  /** When given, the import is refused unless the rebuilt root hash equals it. */
+  expectedHash: z.instanceof(Uint8Array).optional(),
+  /** Called now and then with the number of items imported so far. */
+  onProgress: z.custom<(items: number) => void>((v) => typeof v === "function", "must be a function").optional(),
+});
+
+/** Options of `Tree.import`. */
+export type ImportOptions = z.input<typeof importOptionsSchema>;

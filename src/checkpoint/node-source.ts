@@ -39,6 +39,15 @@ export class StoreSource implements NodeSource {
     return sha256(leaf.value);
   }
 
+  /** A source over the same store that does not link loaded nodes into their parents: for one-pass walks. */
+  uncached(): NodeSource {
+    return {
+      left: (n) => n.left ?? this.load(n.leftKey, n),
+      right: (n) => n.right ?? this.load(n.rightKey, n),
+      valueHash: (leaf) => this.valueHash(leaf),
+    };
+  }
+
   /** The root of a checkpointed version, or undefined for an empty tree. */
   root(row: VersionRow): Node | undefined {
     if (row.rootVersion === null || row.rootSeq === null) return undefined;

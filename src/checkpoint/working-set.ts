@@ -193,7 +193,7 @@ export class WorkingSet implements Backend {
       guard();
       return fn();
     };
-    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, read);
+    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(), read);
   }
 
   /** The tree of a committed version: the live one, a checkpoint, or a replay from the checkpoint before it. */

@@ -56,6 +56,12 @@ export interface VersionWrite {
   branches: BranchRow[];
 }
 
+/** Rows of an import batch. */
+export interface ImportBatch {
+  leaves: Array<{ version: number; seq: number; key: Uint8Array; value: Uint8Array; hash: Uint8Array }>;
+  branches: BranchRow[];
+}
+
 type Row = unknown[];
 
 /** A plain Uint8Array over a Buffer's bytes (no copy): the API promises Uint8Array, and tests compare types. */
@@ -261,6 +267,36 @@ export class StoreWriter extends StoreReader {
         const r = w.version;
         this.cached("INSERT OR IGNORE INTO meta (name, value) VALUES ('first_version', ?)").run(v);
         this.versionInsert.run(v, r.hash, r.size, r.checkpoint ? 1 : 0, r.rootVersion, r.rootSeq, r.ops);
+      })
+      .immediate();
+  }
+
+  /**
+   * Writes rows of an import in one transaction: leaves (log rows and their values) and branches of any versions.
+   * The import's commit row comes last, through {@link StoreWriter.writeCommitRow}.
+   */
+  writeImportBatch(b: ImportBatch): void {
+    this.db
+      .transaction(() => {
+        for (const l of b.leaves) {
+          const ins = this.insertStmt(l.version, "log", (t) => `INSERT INTO ${t} (version, seq, key, kind, hash) VALUES (?, ?, ?, ${OpKind.Leaf}, ?)`);
+          ins.run(l.version, l.seq, l.key, l.hash);
+          this.kvInsert.run(l.key, l.version, l.value);
+        }
+        for (const r of b.branches) {
+          const ins = this.insertStmt(r.version, "branch", (t) => `INSERT INTO ${t} (version, seq, key, height, size, hash, left_version, left_seq, right_version, right_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+          ins.run(r.version, r.seq, r.key, r.height, r.size, r.hash, r.leftVersion, r.leftSeq, r.rightVersion, r.rightSeq);
+        }
+      })
+      .immediate();
+  }
+
+  /** Writes the commit row of a version whose nodes are already stored (the end of an import). */
+  writeCommitRow(r: VersionRow): void {
+    this.db
+      .transaction(() => {
+        this.cached("INSERT OR IGNORE INTO meta (name, value) VALUES ('first_version', ?)").run(r.version);
+        this.versionInsert.run(r.version, r.hash, r.size, r.checkpoint ? 1 : 0, r.rootVersion, r.rootSeq, r.ops);
       })
       .immediate();
   }

@@ -3,6 +3,8 @@
  * @module
  */
 import { IavlError } from "../errors.js";
+import { exportNodes } from "../export/exporter.js";
+import type { ExportNode } from "../export/types.js";
 import { equalBytes } from "../tree/encoding.js";
 import type { IterateOptions } from "../tree/iterator.js";
 import { hashNode, type Node, type NodeSource } from "../tree/node.js";
@@ -29,6 +31,8 @@ export class StoreView implements ReadonlyTree {
     /** Builds (or finds) the version's tree, only when a proof needs it. */
     private readonly rootOf: () => Node | undefined,
     private readonly src: NodeSource,
+    /** A source that loads without caching, for one-pass walks. */
+    private readonly walkSrc: NodeSource,
     /** Runs a read so that it sees the version whole, or throws when the version is gone (pruned, closed). */
     private readonly read: <T>(fn: () => T) => T,
   ) {}
@@ -58,6 +62,17 @@ export class StoreView implements ReadonlyTree {
     checkBound(opts.start, "start");
     checkBound(opts.end, "end");
     yield* this.store.range(this.row.version, opts.start, opts.end, opts.reverse === true, this.read);
+  }
+
+  *export(): IterableIterator<ExportNode> {
+    // A walk that does not link what it loads into the tree, so that memory stays O(height).
+    const root = this.read(() => this.rootOf());
+    const walk = exportNodes(root, this.walkSrc, storedValue(this.store));
+    for (;;) {
+      const r = this.read(() => walk.next());
+      if (r.done === true) return;
+      yield r.value;
+    }
   }
 
   proof(key: Uint8Array): CommitmentProof {

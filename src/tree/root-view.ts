@@ -3,6 +3,8 @@
  * @module
  */
 import { IavlError } from "../errors.js";
+import { exportNodes } from "../export/exporter.js";
+import type { ExportNode } from "../export/types.js";
 import { EMPTY_HASH } from "./hash.js";
 import { iterateLeaves, type IterateOptions } from "./iterator.js";
 import { hashNode, type Node, type NodeSource } from "./node.js";
@@ -52,6 +54,14 @@ export class RootView implements ReadonlyTree {
     for (const leaf of iterateLeaves(this.root, opts, this.src)) {
       this.guard();
       yield [leaf.key, this.valueOf(leaf)];
+    }
+  }
+
+  *export(): IterableIterator<ExportNode> {
+    this.guard();
+    for (const n of exportNodes(this.root, this.src, this.valueOf)) {
+      this.guard();
+      yield n;
     }
   }
 

@@ -4,6 +4,7 @@
  */
 import type { CommitmentProof } from "./proof.js";
 import type { IterateOptions } from "./iterator.js";
+import type { ExportNode } from "../export/types.js";
 
 /** A committed version of a tree: every read that does not change it. */
 export interface ReadonlyTree {
@@ -21,4 +22,9 @@ export interface ReadonlyTree {
   iterate(opts?: IterateOptions): IterableIterator<[Uint8Array, Uint8Array]>;
   /** An ICS23 existence proof when `key` is present, otherwise a non-existence proof, against {@link hash}. */
   proof(key: Uint8Array): CommitmentProof;
+  /**
+   * The nodes of this version in post-order, as cosmos/iavl's exporter streams them for state sync. Memory does
+   * not grow with the tree: nodes are loaded as the walk reaches them and dropped after.
+   */
+  export(): IterableIterator<ExportNode>;
 }

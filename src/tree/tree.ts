@@ -3,7 +3,17 @@
  * @module
  */
 import { IavlError } from "../errors.js";
-import { memoryOptionsSchema, openOptionsSchema, parseOptions, type MemoryOptions, type OpenOptions } from "../options.js";
+import {
+  importOptionsSchema,
+  memoryOptionsSchema,
+  openOptionsSchema,
+  parseOptions,
+  type ImportOptions,
+  type MemoryOptions,
+  type OpenOptions,
+} from "../options.js";
+import { importStore } from "../export/store-import.js";
+import type { ExportNode } from "../export/types.js";
 import { openStore, WorkingSet } from "../checkpoint/working-set.js";
 import type { Backend, Change, Op } from "./backend.js";
 import { keyId } from "./encoding.js";
@@ -76,6 +86,24 @@ export class Tree {
       throw e;
     }
     return new Tree(backend, o.initialVersion ?? 1);
+  }
+
+  /**
+   * Imports a state-sync snapshot (the nodes of one version in post-order, as {@link ReadonlyTree.export} gives or
+   * `decodeItems` reads from the wire) into a new store in `dir`, a missing or empty folder, and opens it. The
+   * stream is untrusted: anything but a valid IAVL tree (and, when `expectedHash` is given, that tree) is refused
+   * with `INVALID_SNAPSHOT`, and then nothing is left in `dir`.
+   */
+  static async import(
+    dir: string,
+    nodes: Iterable<ExportNode> | AsyncIterable<ExportNode>,
+    options: ImportOptions,
+  ): Promise<Tree> {
+    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    const { version, expectedHash, onProgress, ...rest } = parseOptions(importOptionsSchema, options);
+    const o = parseOptions(openOptionsSchema, rest);
+    await importStore(dir, nodes, { version, expectedHash, onProgress, shardSize: o.shardSize });
+    return Tree.open(dir, rest);
   }
 
   /** The last committed version (0 before the first commit). */
