@@ -11,6 +11,7 @@ export type { MemoryOptions, OpenOptions, ImportOptions } from "./options.js";
 export { EMPTY_HASH } from "./tree/hash.js";
 export { toHex, fromHex } from "./tree/encoding.js";
 export type { ExportNode } from "./export/types.js";
+export type { PruneResult, PruneProgress } from "./prune/pruner.js";
 export { Importer, buildTree, buildTreeAsync, type ImporterOptions } from "./export/importer.js";
 export {
   encodeItems,

@@ -64,7 +64,7 @@ export const importOptionsSchema = openOptionsSchema.partial().extend({
   /** The version the snapshot is of. */
   version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
   /** When given, the import is refused unless the rebuilt root hash equals it. */
-  expectedHash: z.instanceof(Uint8Array).optional(),
+  expectedHash: z.custom<Uint8Array>((v) => v instanceof Uint8Array, "must be a Uint8Array").optional(),
   /** Called now and then with the number of items imported so far. */
   onProgress: z.custom<(items: number) => void>((v) => typeof v === "function", "must be a function").optional(),
 });

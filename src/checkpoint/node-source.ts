@@ -49,7 +49,7 @@ export class StoreSource implements NodeSource {
   }
 
   /** The root of a checkpointed version, or undefined for an empty tree. */
-  root(row: VersionRow): Node | undefined {
+  root(row: Pick<VersionRow, "rootVersion" | "rootSeq">): Node | undefined {
     if (row.rootVersion === null || row.rootSeq === null) return undefined;
     return this.load({ version: row.rootVersion, seq: row.rootSeq });
   }

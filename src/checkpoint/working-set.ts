@@ -10,10 +10,8 @@ import type Database from "better-sqlite3";
 import { IavlError } from "../errors.js";
 import type { ResolvedOpenOptions } from "../options.js";
 import type { Backend, CommitInput } from "../tree/backend.js";
-import { equalBytes, keyId, toHex } from "../tree/encoding.js";
-import { EMPTY_HASH } from "../tree/hash.js";
-import { Mutator } from "../tree/mutate.js";
-import { hashNode, type Node } from "../tree/node.js";
+import { keyId } from "../tree/encoding.js";
+import type { Node } from "../tree/node.js";
 import type { ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/snapshot.js";
 import { openReader, openWriter, STORE_FILE } from "../sqlite/connection.js";
@@ -24,7 +22,8 @@ import { WriteQueue } from "../sqlite/write-queue.js";
 import { storedValue, StoreView } from "../sqlite/view.js";
 import { collectDirty } from "./checkpoint.js";
 import { evict, StoreSource } from "./node-source.js";
-import { replayVersion } from "./replay.js";
+import { rebuildVersion } from "./rebuild.js";
+import { Pruner, type PruneProgress, type PruneResult } from "../prune/pruner.js";
 
 /** Rough bytes a resident node costs (object, key, hash), to turn the memory budget into a node count. */
 const NODE_BYTES = 360;
@@ -85,6 +84,9 @@ export class WorkingSet implements Backend {
   private residentEstimate = 0;
   private replayCache: { version: number; root: Node | undefined } | undefined;
   private closed = false;
+  private pruner: Pruner | undefined;
+  private autoPrunedTo = 0;
+  private autoPruneError: unknown;
   /** The background writer, with durability "async". */
   private readonly queue: WriteQueue | undefined;
 
@@ -92,7 +94,7 @@ export class WorkingSet implements Backend {
     private readonly db: Database.Database,
     private readonly lock: WriterLock,
     private readonly options: ResolvedOpenOptions,
-    file: string,
+    private readonly file: string,
   ) {
     this.store = new StoreWriter(db);
     this.src = new StoreSource(this.store);
@@ -108,24 +110,10 @@ export class WorkingSet implements Backend {
   private load(): { version: number; root: Node | undefined } {
     const latest = this.store.latest();
     if (latest === undefined) return { version: 0, root: undefined };
-    const cp = this.store.checkpointAtOrBefore(latest.version);
-    this.lastCheckpoint = cp?.version ?? 0;
-    const root = this.rebuild(latest, cp);
+    this.lastCheckpoint = this.store.replayBase(latest.version)?.version ?? 0;
+    const root = rebuildVersion(this.store, this.src, latest);
     this.residentEstimate = this.budgetNodes; // unknown after a replay: sweep at the first commit
     return { version: latest.version, root };
-  }
-
-  /** The tree of `row`'s version from checkpoint `cp` (or from the first version) and the log after it. */
-  private rebuild(row: VersionRow, cp: VersionRow | undefined): Node | undefined {
-    let root = cp === undefined ? undefined : this.src.root(cp);
-    const from = cp === undefined ? (this.store.earliest() ?? row.version) : cp.version + 1;
-    const m = new Mutator(from, this.src);
-    for (let v = from; v <= row.version; v++) root = replayVersion(m, root, v, this.store.log(v));
-    const h = root === undefined ? EMPTY_HASH : hashNode(root, this.src);
-    if (!equalBytes(h, row.hash)) {
-      throw new IavlError("CORRUPT", `replaying to version ${row.version} gives root ${toHex(h)}, but the store recorded ${toHex(row.hash)}`);
-    }
-    return root;
   }
 
   committedValue(key: Uint8Array): Uint8Array | undefined {
@@ -137,6 +125,7 @@ export class WorkingSet implements Backend {
   }
 
   commit(c: CommitInput): void {
+    if (this.autoPruneError !== undefined) throw this.autoPruneError;
     const finals = new Set(c.finalLeaves.values());
     const log: LogRow[] = c.ops.map((op, i) => {
       const seq = LEAF_BASE + i + 1;
@@ -183,6 +172,7 @@ export class WorkingSet implements Backend {
       // What stays is mostly dirty: the next commit checkpoints so that it can be evicted.
       if (this.residentEstimate > this.budgetNodes * 0.75) this.needCheckpoint = true;
     }
+    this.autoPrune(c.version);
   }
 
   view(version: number, latest: { version: number; root: Node | undefined }, guard: () => void): ReadonlyTree {
@@ -191,7 +181,17 @@ export class WorkingSet implements Backend {
     if (row === undefined) throw notKept(this.store, version);
     const read = <T>(fn: () => T): T => {
       guard();
-      return fn();
+      // A prune deletes the version row before any data the version reads, so a row still present after the
+      // read proves the read saw the version whole.
+      let r: T;
+      try {
+        r = fn();
+      } catch (e) {
+        if (this.store.version(version) === undefined) throw notKept(this.store, version);
+        throw e;
+      }
+      if (this.store.version(version) === undefined) throw notKept(this.store, version);
+      return r;
     };
     return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(), read);
   }
@@ -199,9 +199,8 @@ export class WorkingSet implements Backend {
   /** The tree of a committed version: the live one, a checkpoint, or a replay from the checkpoint before it. */
   private rootAt(row: VersionRow, latest: { version: number; root: Node | undefined }): Node | undefined {
     if (row.version === latest.version) return latest.root;
-    if (row.checkpoint) return this.src.root(row);
     if (this.replayCache?.version === row.version) return this.replayCache.root;
-    const root = this.rebuild(row, this.store.checkpointAtOrBefore(row.version));
+    const root = rebuildVersion(this.store, this.src, row);
     this.replayCache = { version: row.version, root };
     return root;
   }
@@ -214,12 +213,34 @@ export class WorkingSet implements Backend {
     await this.queue?.flush();
   }
 
+  async prune(upTo: number, onProgress?: PruneProgress): Promise<PruneResult> {
+    // Pruning reads and rewrites the store: what is still queued for it must land first.
+    await this.queue?.flush();
+    this.pruner ??= new Pruner(this.file);
+    return this.pruner.prune(upTo, onProgress);
+  }
+
+  /** Starts a background prune when the keepRecent policy asks for one; its failure surfaces at the next commit. */
+  private autoPrune(version: number): void {
+    const keep = this.options.keepRecent;
+    if (keep === undefined) return;
+    const target = version - keep;
+    // Prune in steps of a tenth of the window, so that each prune has enough to do to be worth starting.
+    if (target < 1 || target - this.autoPrunedTo < Math.max(1, Math.floor(keep / 10))) return;
+    this.autoPrunedTo = target;
+    this.prune(target).catch((e: unknown) => {
+      this.autoPruneError ??= e;
+    });
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
     try {
       this.queue?.close();
     } finally {
+      // A prune cut short is safe: every step can be run again.
+      void this.pruner?.close();
       this.closeStore();
     }
   }

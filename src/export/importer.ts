@@ -67,7 +67,7 @@ const optionsSchema = z
     onNodes: z.custom<(batch: Node[]) => void>((v) => typeof v === "function", "must be a function").optional(),
     batchSize: z.number().int().min(1).max(10_000_000).optional(),
     retain: z.boolean().optional(),
-    expectedHash: z.instanceof(Uint8Array).optional(),
+    expectedHash: z.custom<Uint8Array>((v) => v instanceof Uint8Array, "must be a Uint8Array").optional(),
   })
   .strict();
 

@@ -18,9 +18,19 @@ export function shardTables(id: number): { log: string; branch: string } {
   return { log: `log_${id}`, branch: `branch_${id}` };
 }
 
+/** Table names of compaction generation `gen`: the survivors of pruned shards. */
+export function compactedTables(gen: number): { log: string; branch: string } {
+  return { log: `log_c${gen}`, branch: `branch_c${gen}` };
+}
+
 /** Creates the tables of shard `id` (with its first and last version) when missing. */
 export function createShard(db: Database.Database, id: number, shardSize: number): void {
-  const t = shardTables(id);
+  createNodeTables(db, shardTables(id));
+  db.prepare("INSERT OR IGNORE INTO shards (id, first, last) VALUES (?, ?, ?)").run(id, id * shardSize, (id + 1) * shardSize - 1);
+}
+
+/** Creates a log and a branch table with the node schema. */
+export function createNodeTables(db: Database.Database, t: { log: string; branch: string }): void {
   // Rows are keyed (version, seq) and written in that order, which keeps inserts sequential and the WAL small.
   db.exec(`
     CREATE TABLE IF NOT EXISTS ${t.log} (
@@ -32,5 +42,4 @@ export function createShard(db: Database.Database, id: number, shardSize: number
       right_version INTEGER NOT NULL, right_seq INTEGER NOT NULL,
       PRIMARY KEY (version, seq)) WITHOUT ROWID;
   `);
-  db.prepare("INSERT OR IGNORE INTO shards (id, first, last) VALUES (?, ?, ?)").run(id, id * shardSize, (id + 1) * shardSize - 1);
 }

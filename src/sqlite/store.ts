@@ -4,7 +4,7 @@
  */
 import type Database from "better-sqlite3";
 import { IavlError } from "../errors.js";
-import { createShard, LEAF_BASE, shardOf, shardTables } from "./shards.js";
+import { compactedTables, createShard, LEAF_BASE, shardOf, shardTables } from "./shards.js";
 
 /** A committed version (the commit marker). */
 export interface VersionRow {
@@ -77,8 +77,12 @@ export class StoreReader {
   private readonly valueAtStmt: Database.Statement;
   private readonly versionStmt: Database.Statement;
 
+  /** Versions up to `through` have their node rows in the compacted tables of generation `gen`. */
+  protected layout = { gen: 0, through: -1 };
+
   constructor(readonly db: Database.Database) {
     this.shardSize = Number(this.meta("shard_size") ?? 1000);
+    this.reloadLayout();
     this.valueAtStmt = db.prepare("SELECT value FROM kv WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
     this.versionStmt = db.prepare("SELECT version, hash, size, checkpoint, root_version, root_seq, ops FROM versions WHERE version = ?").raw();
   }
@@ -116,6 +120,27 @@ export class StoreReader {
     return r === undefined ? undefined : toVersionRow(r);
   }
 
+  /**
+   * Where a replay to `version` starts: the newest checkpoint at or before it, or, once pruning removed that
+   * checkpoint's own row, the base the prune recorded. Undefined: replay from the first version.
+   */
+  replayBase(version: number): { version: number; rootVersion: number | null; rootSeq: number | null } | undefined {
+    const cp = this.checkpointAtOrBefore(version);
+    if (cp !== undefined) return cp;
+    const base = this.meta("base_version");
+    if (base === undefined || base === null || Number(base) > version) return undefined;
+    return {
+      version: Number(base),
+      rootVersion: (this.meta("base_root_version") as number | null) ?? null,
+      rootSeq: (this.meta("base_root_seq") as number | null) ?? null,
+    };
+  }
+
+  /** The first version this store ever committed (or imported). */
+  firstVersion(): number {
+    return Number(this.meta("first_version") ?? 1);
+  }
+
   /** Committed versions, oldest first. */
   versions(): number[] {
     return this.db.prepare("SELECT version FROM versions ORDER BY version").pluck().all() as number[];
@@ -128,7 +153,7 @@ export class StoreReader {
 
   /** A stored branch. */
   branch(version: number, seq: number): BranchRow | undefined {
-    const r = this.shardStmt(version, "branch", (t) => `SELECT key, height, size, hash, left_version, left_seq, right_version, right_seq FROM ${t} WHERE version = ? AND seq = ?`)?.get(version, seq) as Row | undefined;
+    const r = this.lookup(version, "branch", (t) => `SELECT key, height, size, hash, left_version, left_seq, right_version, right_seq FROM ${t} WHERE version = ? AND seq = ?`, (s) => s.get(version, seq) as Row | undefined);
     if (r === undefined) return undefined;
     return {
       version,
@@ -146,16 +171,18 @@ export class StoreReader {
 
   /** A stored leaf: its key and hash. */
   leaf(version: number, seq: number): { key: Uint8Array; hash: Uint8Array } | undefined {
-    const r = this.shardStmt(version, "log", (t) => `SELECT key, hash FROM ${t} WHERE version = ? AND seq = ?`)?.get(version, seq) as Row | undefined;
+    const r = this.lookup(version, "log", (t) => `SELECT key, hash FROM ${t} WHERE version = ? AND seq = ?`, (s) => s.get(version, seq) as Row | undefined);
     if (r === undefined || r[1] === null) return undefined;
     return { key: bytes(r[0]), hash: r[1] as Uint8Array };
   }
 
   /** The log of `version`, in operation order. */
   log(version: number): LogRow[] {
-    const s = this.shardStmt(version, "log", (t) => `SELECT seq, key, kind, hash FROM ${t} WHERE version = ? ORDER BY seq`);
-    if (s === undefined) return [];
-    return (s.all(version) as Row[]).map((r) => ({ seq: r[0] as number, key: bytes(r[1]), kind: r[2] as OpKind, hash: r[3] as Uint8Array | null }));
+    const rows = this.lookup(version, "log", (t) => `SELECT seq, key, kind, hash FROM ${t} WHERE version = ? ORDER BY seq`, (s) => {
+      const all = s.all(version) as Row[];
+      return all.length > 0 ? all : undefined;
+    });
+    return (rows ?? []).map((r) => ({ seq: r[0] as number, key: bytes(r[1]), kind: r[2] as OpKind, hash: r[3] as Uint8Array | null }));
   }
 
   /**
@@ -203,21 +230,37 @@ export class StoreReader {
     return s;
   }
 
-  private shardStmt(version: number, table: "log" | "branch", sql: (table: string) => string): Database.Statement | undefined {
-    const id = shardOf(version, this.shardSize);
-    const name = shardTables(id)[table];
-    const key = `${name}|${sql("")}`;
-    let s = this.stmts.get(key);
-    if (s === undefined) {
+  /** Where the node rows of `version` are: a shard, or the compacted tables once pruning moved them. */
+  private tableFor(version: number, table: "log" | "branch"): string {
+    if (version <= this.layout.through) return compactedTables(this.layout.gen)[table];
+    return shardTables(shardOf(version, this.shardSize))[table];
+  }
+
+  /**
+   * Runs a node lookup against the right table. When the row or table is missing, the layout may have changed under
+   * us (a prune moved rows and dropped tables): reload it and try once more.
+   */
+  private lookup<T>(version: number, table: "log" | "branch", sql: (table: string) => string, run: (s: Database.Statement) => T | undefined): T | undefined {
+    for (let attempt = 0; ; attempt++) {
+      const name = this.tableFor(version, table);
       try {
-        s = this.db.prepare(sql(name)).raw();
+        const r = run(this.cached(sql(name)).raw());
+        if (r !== undefined || attempt > 0) return r;
       } catch (e) {
-        if (/no such table/.test((e as Error).message)) return undefined;
-        throw e;
+        if (!/no such table/.test((e as Error).message) || attempt > 0) throw e;
       }
-      this.stmts.set(key, s);
+      if (!this.reloadLayout()) return undefined;
     }
-    return s;
+  }
+
+  /** Rereads where pruned rows live; true when it changed (cached statements are then dropped). */
+  reloadLayout(): boolean {
+    const gen = Number(this.meta("compact_gen") ?? 0);
+    const through = Number(this.meta("compact_through") ?? -1);
+    if (gen === this.layout.gen && through === this.layout.through) return false;
+    this.layout = { gen, through };
+    this.stmts.clear();
+    return true;
   }
 }
 

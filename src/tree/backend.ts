@@ -5,6 +5,7 @@
 import type { Node, NodeSource } from "./node.js";
 import type { ValueOf } from "./proof.js";
 import type { ReadonlyTree } from "./snapshot.js";
+import type { PruneProgress, PruneResult } from "../prune/pruner.js";
 
 /** One operation of the working version, in order; `leaf` is the leaf a set created (undefined for a remove). */
 export interface Op {
@@ -46,6 +47,8 @@ export interface Backend {
   view(version: number, latest: { version: number; root: Node | undefined }, guard: () => void): ReadonlyTree;
   /** Committed versions still readable, oldest first. */
   versions(): number[];
+  /** Removes committed versions ≤ `upTo` (never the latest). */
+  prune(upTo: number, onProgress?: PruneProgress): Promise<PruneResult>;
   /** Resolves when every committed version is durable. */
   flush(): Promise<void>;
   close(): void;

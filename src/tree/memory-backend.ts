@@ -7,6 +7,7 @@ import type { Backend, CommitInput } from "./backend.js";
 import { MEMORY_SOURCE, type Node } from "./node.js";
 import { memoryValue, RootView } from "./root-view.js";
 import type { ReadonlyTree } from "./snapshot.js";
+import type { PruneResult } from "../prune/pruner.js";
 
 /** Keeps every committed root in memory. */
 export class MemoryBackend implements Backend {
@@ -15,6 +16,7 @@ export class MemoryBackend implements Backend {
   readonly logsOps = false;
   readonly opened = { version: 0, root: undefined };
   private readonly roots = new Map<number, Node | undefined>();
+  private pruned = false;
 
   committedValue(): Uint8Array | undefined {
     throw new Error("iavlite: the memory backend reads through the tree");
@@ -26,6 +28,8 @@ export class MemoryBackend implements Backend {
 
   view(version: number, latest: { version: number }, guard: () => void): ReadonlyTree {
     if (!this.roots.has(version)) {
+      const first = this.roots.keys().next().value;
+      if (first !== undefined && version < first && this.pruned) throw new IavlError("VERSION_PRUNED", `version ${version} has been pruned`);
       throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${latest.version})`);
     }
     return new RootView(version, this.roots.get(version), MEMORY_SOURCE, memoryValue, guard);
@@ -33,6 +37,15 @@ export class MemoryBackend implements Backend {
 
   versions(): number[] {
     return [...this.roots.keys()];
+  }
+
+  async prune(upTo: number): Promise<PruneResult> {
+    const versions = [...this.roots.keys()];
+    const latest = versions[versions.length - 1] ?? 0;
+    let pruned = 0;
+    for (const v of versions) if (v <= upTo && v < latest && this.roots.delete(v)) pruned++;
+    this.pruned ||= pruned > 0;
+    return { pruned, keptFrom: this.roots.keys().next().value ?? 0, reclaimedBytes: 0, droppedShards: 0 };
   }
 
   async flush(): Promise<void> {}

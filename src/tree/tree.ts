@@ -13,6 +13,12 @@ import {
   type OpenOptions,
 } from "../options.js";
 import { importStore } from "../export/store-import.js";
+import type { PruneProgress, PruneResult } from "../prune/pruner.js";
+import { rollbackStore } from "../sqlite/rollback.js";
+import { STORE_FILE } from "../sqlite/connection.js";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { StoreWriter } from "../sqlite/store.js";
 import type { ExportNode } from "../export/types.js";
 import { openStore, WorkingSet } from "../checkpoint/working-set.js";
 import type { Backend, Change, Op } from "./backend.js";
@@ -104,6 +110,22 @@ export class Tree {
     const o = parseOptions(openOptionsSchema, rest);
     await importStore(dir, nodes, { version, expectedHash, onProgress, shardSize: o.shardSize });
     return Tree.open(dir, rest);
+  }
+
+  /**
+   * Deletes every version after `version` from the store in `dir` (which no writer may hold), so that it reopens
+   * at `version`. Returns how many versions were removed.
+   */
+  static rollback(dir: string, version: number): number {
+    checkVersion(version);
+    if (!existsSync(join(dir, STORE_FILE))) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store`);
+    const { db, lock } = openStore(dir, 1000, "full");
+    try {
+      return rollbackStore(db, new StoreWriter(db), version);
+    } finally {
+      db.close();
+      lock.release();
+    }
   }
 
   /** The last committed version (0 before the first commit). */
@@ -242,6 +264,16 @@ export class Tree {
     this.open();
     if (this.lastVersion === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
     return this.at(this.lastVersion).proof(key);
+  }
+
+  /**
+   * Removes every committed version ≤ `version` (the latest is always kept). The work runs in a worker thread
+   * while this tree goes on committing; the promise settles once the space is reclaimed.
+   */
+  async prune(version: number, options: { onProgress?: PruneProgress } = {}): Promise<PruneResult> {
+    this.open();
+    checkVersion(version);
+    return this.backend.prune(version, options.onProgress);
   }
 
   /** Resolves when every committed version is durable (immediately unless durability is "async"). */

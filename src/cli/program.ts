@@ -1,0 +1,104 @@
+/**
+ * The `iavlite` command line: the program, its global options, and how errors become one line and an exit status.
+ *
+ * Exit status: 0 success; 1 a fault, a refusal or a failure (`iavlite: <code>: <message>` on stderr for library
+ * errors); 2 a bad command line (one line on stderr).
+ * @module
+ */
+import { Command, CommanderError, Option } from "commander";
+import { isIavlError } from "../errors.js";
+import { lastStatus, UsageError } from "./format.js";
+import { registerExport } from "./export.js";
+import { registerGet } from "./get.js";
+import { registerImport } from "./import.js";
+import { registerInfo } from "./info.js";
+import { registerPrune } from "./prune.js";
+import { registerRollback } from "./rollback.js";
+import { registerVerify } from "./verify.js";
+
+const EXAMPLES = `
+Keys and values:
+  Keys are read as UTF-8, or as hex with --hex. Output shows bytes as UTF-8 when they are valid UTF-8 without
+  control characters, else as 0x-prefixed hex; --hex always prints plain hex, --utf8 always prints UTF-8.
+  With --json each byte string comes with its encoding ("utf8" or "hex").
+
+Exit status: 0 ok, 1 fault or failure, 2 bad command line.
+
+Examples:
+  $ iavlite info ./data
+  $ iavlite get ./data balance/alice --version 42 --prove
+  $ iavlite get ./data --hex 0a0b0c --json
+  $ iavlite verify ./data --all
+  $ iavlite prune ./data --keep-recent 100
+  $ iavlite rollback ./data --to 40            # shows what would be deleted
+  $ iavlite rollback ./data --to 40 --yes
+  $ iavlite export ./data --version 42 -o v42.snap
+  $ iavlite import ./copy --version 42 --hash <root hex> -i v42.snap
+  $ iavlite export ./data | iavlite import ./copy --version 42
+`;
+
+/** Builds the program. Errors are thrown (exitOverride), never turned into `process.exit` by commander. */
+export function buildProgram(): Command {
+  const program = new Command("iavlite");
+  program
+    .description("inspect and maintain iavlite stores (versioned IAVL Merkle trees in SQLite, hash-exact with cosmos/iavl)")
+    .addOption(new Option("--json", "machine-readable output"))
+    .addOption(new Option("--hex", "read keys as hex and print bytes as hex").conflicts("utf8"))
+    .addOption(new Option("--utf8", "print bytes as UTF-8 even when not printable"))
+    .configureHelp({ showGlobalOptions: true })
+    .showSuggestionAfterError(true)
+    // Inherited by the subcommands added below: commander throws instead of exiting, and reporting is ours.
+    .exitOverride()
+    .configureOutput({ outputError: () => undefined })
+    .addHelpText("after", EXAMPLES);
+  registerInfo(program);
+  registerGet(program);
+  registerVerify(program);
+  registerPrune(program);
+  registerRollback(program);
+  registerExport(program);
+  registerImport(program);
+  return program;
+}
+
+/** Runs the CLI on `argv` (user arguments only, without node and the script); resolves to the exit status. */
+export async function run(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: "user" });
+    return lastStatus();
+  } catch (e) {
+    return report(e);
+  }
+}
+
+/** Prints `e` as one line on stderr and gives the exit status it means. */
+function report(e: unknown): number {
+  if (e instanceof CommanderError) {
+    // Help and version output are not errors; `iavlite` alone prints the help to stderr and counts as misuse.
+    if (e.exitCode === 0) return 0;
+    if (e.code === "commander.help" || e.code === "commander.helpDisplayed") return 2;
+    error(e.message.replace(/^error: /, ""));
+    return 2;
+  }
+  if (e instanceof UsageError) {
+    error(e.message);
+    return 2;
+  }
+  if (isIavlError(e)) {
+    error(`${e.code}: ${e.message}`);
+    return 1;
+  }
+  const sys = e as NodeJS.ErrnoException;
+  if (e instanceof Error && typeof sys.code === "string") {
+    // A system error (a missing input file, a closed pipe) or SQLite's: expected enough not to need a stack.
+    error(`${sys.code}: ${e.message}`);
+    return 1;
+  }
+  error(`internal error: ${e instanceof Error ? e.message : String(e)}${process.env["IAVLITE_DEBUG"] ? "" : " (IAVLITE_DEBUG=1 shows the stack)"}`);
+  if (process.env["IAVLITE_DEBUG"] && e instanceof Error && e.stack !== undefined) process.stderr.write(e.stack + "\n");
+  return 1;
+}
+
+function error(message: string): void {
+  process.stderr.write(`iavlite: ${message.replace(/\s*\n\s*/g, " ").trim()}\n`);
+}

@@ -1,0 +1,55 @@
+/**
+ * `iavlite rollback <dir> --to V`: delete every version after V, after showing what would go.
+ * @module
+ */
+import type { Command } from "commander";
+import { IavlError } from "../errors.js";
+import { keptVersions } from "../sqlite/info.js";
+import { toHex } from "../tree/encoding.js";
+import { rollbackStore } from "./store.js";
+import { action, globals, note, out, outJson, versionArg } from "./format.js";
+
+interface RollbackOptions {
+  to: number;
+  yes?: boolean;
+}
+
+/** Adds the `rollback` command to `program`. */
+export function registerRollback(program: Command): void {
+  program
+    .command("rollback")
+    .description("delete every version after V (without --yes, only show what would be deleted and exit with 1)")
+    .argument("<dir>", "store folder")
+    .requiredOption("--to <V>", "the version to keep as the latest", versionArg)
+    .option("--yes", "really delete")
+    .action(action((dir: string, opts: RollbackOptions, cmd: Command) => rollback(dir, opts, cmd)));
+}
+
+function rollback(dir: string, opts: RollbackOptions, cmd: Command): number {
+  const g = globals(cmd);
+  const kept = keptVersions(dir);
+  const target = kept.find((k) => k.version === opts.to);
+  if (target === undefined) {
+    const range = kept.length === 0 ? "none" : `${kept[0]!.version} … ${kept[kept.length - 1]!.version}`;
+    throw new IavlError("VERSION_NOT_FOUND", `version ${opts.to} is not kept by the store (kept: ${range})`);
+  }
+  const doomed = kept.filter((k) => k.version > opts.to).map((k) => k.version);
+  const span = doomed.length === 0 ? "" : `${doomed[0]} … ${doomed[doomed.length - 1]}`;
+  const result = { to: opts.to, hash: toHex(target.hash), deleted: doomed.length, from: doomed[0] ?? null, through: doomed[doomed.length - 1] ?? null };
+  if (doomed.length === 0) {
+    if (g.json) outJson({ ...result, done: true });
+    else out(`nothing to roll back: ${opts.to} is the latest version`);
+    return 0;
+  }
+  if (opts.yes !== true) {
+    if (g.json) outJson({ ...result, done: false });
+    else out(`would delete ${doomed.length} version(s), ${span}, leaving version ${opts.to} (root ${result.hash}) as the latest`);
+    note("nothing deleted: run again with --yes to delete them");
+    return 1;
+  }
+  // Refused with LOCKED, naming the holder, while another process writes the store.
+  rollbackStore(dir, opts.to);
+  if (g.json) outJson({ ...result, done: true });
+  else out(`rolled back to version ${opts.to} (root ${result.hash}): deleted ${doomed.length} version(s), ${span}`);
+  return 0;
+}
