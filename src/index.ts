@@ -4,6 +4,7 @@
  */
 export { Tree, type CommitResult } from "./tree/tree.js";
 export type { ReadonlyTree } from "./tree/snapshot.js";
+export type { ReadOnlyStore } from "./sqlite/read-only-store.js";
 export type { IterateOptions } from "./tree/iterator.js";
 export type { CommitmentProof } from "./tree/proof.js";
 export { IavlError, isIavlError, type ErrorCode } from "./errors.js";

@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 import { humanBytes, action, globals, intArg, out, outJson, progress, UsageError } from "./format.js";
-import { pruneTree, requireStore } from "./store.js";
+import { requireStore } from "./store.js";
 import { Tree } from "../tree/tree.js";
 
 interface PruneCliOptions {
@@ -36,11 +36,11 @@ async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<
     const latest = tree.version;
     const target = latest - opts.keepRecent;
     const first = versions[0];
-    let result = { pruned: 0, keptFrom: first ?? latest, reclaimedBytes: 0 };
+    let result = { pruned: 0, keptFrom: first ?? latest, reclaimedBytes: 0, droppedShards: 0 };
     if (first !== undefined && target >= first) {
       const bar = progress("prune", undefined);
       try {
-        result = await pruneTree(tree, target, { onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`) });
+        result = await tree.prune(target, { onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`) });
       } finally {
         bar.stop();
       }

@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { IavlError } from "../errors.js";
 import { keptVersions } from "../sqlite/info.js";
 import { toHex } from "../tree/encoding.js";
-import { rollbackStore } from "./store.js";
+import { Tree } from "../tree/tree.js";
 import { action, globals, note, out, outJson, versionArg } from "./format.js";
 
 interface RollbackOptions {
@@ -31,7 +31,8 @@ function rollback(dir: string, opts: RollbackOptions, cmd: Command): number {
   const target = kept.find((k) => k.version === opts.to);
   if (target === undefined) {
     const range = kept.length === 0 ? "none" : `${kept[0]!.version} … ${kept[kept.length - 1]!.version}`;
-    throw new IavlError("VERSION_NOT_FOUND", `version ${opts.to} is not kept by the store (kept: ${range})`);
+    const pruned = kept.length > 0 && opts.to < kept[0]!.version;
+    throw new IavlError(pruned ? "VERSION_PRUNED" : "VERSION_NOT_FOUND", `cannot roll back to version ${opts.to}: the store does not keep it (kept: ${range})`);
   }
   const doomed = kept.filter((k) => k.version > opts.to).map((k) => k.version);
   const span = doomed.length === 0 ? "" : `${doomed[0]} … ${doomed[doomed.length - 1]}`;
@@ -48,7 +49,7 @@ function rollback(dir: string, opts: RollbackOptions, cmd: Command): number {
     return 1;
   }
   // Refused with LOCKED, naming the holder, while another process writes the store.
-  rollbackStore(dir, opts.to);
+  Tree.rollback(dir, opts.to);
   if (g.json) outJson({ ...result, done: true });
   else out(`rolled back to version ${opts.to} (root ${result.hash}): deleted ${doomed.length} version(s), ${span}`);
   return 0;

@@ -29,14 +29,10 @@ export function requireStore(dir: string): void {
   if (!existsSync(join(dir, STORE_FILE))) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store (no ${STORE_FILE})`);
 }
 
-// `Tree.openReadOnly` is being added alongside the CLI; until it is there, reads fall back to a writer handle.
-type MaybeReadOnly = { openReadOnly?: (dir: string) => ReadHandle };
-
-/** Opens `dir` for reading: read-only (beside a live writer) when the library can, else as a writer. */
+/** Opens `dir` read-only: it works beside a live writer and never writes. */
 export function openForRead(dir: string): ReadHandle {
   requireStore(dir);
-  const ro = (Tree as unknown as MaybeReadOnly).openReadOnly;
-  return ro !== undefined ? ro.call(Tree, dir) : Tree.open(dir);
+  return Tree.openReadOnly(dir);
 }
 
 /** The version a command reads: the one asked for, or the latest; `VERSION_NOT_FOUND` on a store with none. */
@@ -54,34 +50,4 @@ export async function withReader<T>(dir: string, fn: (h: ReadHandle) => T | Prom
   } finally {
     h.close();
   }
-}
-
-/** What `Tree.prune` returns. */
-export interface PruneResult {
-  pruned: number;
-  keptFrom: number;
-  reclaimedBytes: number;
-}
-
-/** Options of `Tree.prune`. */
-export interface PruneOptions {
-  onProgress?: (done: number, total: number, phase: string) => void;
-}
-
-// TEMPORARY: prune and rollback are being added to Tree alongside the CLI; these calls go away once they are there.
-type MaybePrune = { prune?: (version: number, opts?: PruneOptions) => Promise<PruneResult> };
-type MaybeRollback = { rollback?: (dir: string, version: number) => void };
-
-/** `tree.prune(version, opts)`. */
-export function pruneTree(tree: Tree, version: number, opts: PruneOptions): Promise<PruneResult> {
-  const fn = (tree as unknown as MaybePrune).prune;
-  if (fn === undefined) throw new IavlError("INVALID_ARGUMENT", "this build of iavlite cannot prune yet");
-  return fn.call(tree, version, opts);
-}
-
-/** `Tree.rollback(dir, version)`. */
-export function rollbackStore(dir: string, version: number): void {
-  const fn = (Tree as unknown as MaybeRollback).rollback;
-  if (fn === undefined) throw new IavlError("INVALID_ARGUMENT", "this build of iavlite cannot roll back yet");
-  fn.call(Tree, dir, version);
 }

@@ -19,6 +19,7 @@ import { STORE_FILE } from "../sqlite/connection.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { StoreWriter } from "../sqlite/store.js";
+import { ReadOnlyStore } from "../sqlite/read-only-store.js";
 import type { ExportNode } from "../export/types.js";
 import { openStore, WorkingSet } from "../checkpoint/working-set.js";
 import type { Backend, Change, Op } from "./backend.js";
@@ -110,6 +111,15 @@ export class Tree {
     const o = parseOptions(openOptionsSchema, rest);
     await importStore(dir, nodes, { version, expectedHash, onProgress, shardSize: o.shardSize });
     return Tree.open(dir, rest);
+  }
+
+  /**
+   * Opens the store in `dir` read-only, for query processes beside the writer (in this process or another). It never
+   * writes and never blocks the writer; `refresh()` moves it to the newest committed version.
+   */
+  static openReadOnly(dir: string): ReadOnlyStore {
+    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    return ReadOnlyStore.open(dir);
   }
 
   /**
