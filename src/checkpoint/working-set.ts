@@ -151,8 +151,15 @@ export class WorkingSet implements Backend {
         kv: [...c.changes.values()],
         branches: batch?.rows ?? [],
       };
-      if (this.queue !== undefined) this.queue.push(write, c.changes);
-      else this.store.writeVersion(write);
+      // Committed values live in the kv table; the tree keeps only keys and hashes, once the values are there.
+      const dropValues = (): void => {
+        for (const leaf of finals) leaf.value = undefined;
+      };
+      if (this.queue !== undefined) this.queue.push(write, c.changes, dropValues);
+      else {
+        this.store.writeVersion(write);
+        dropValues();
+      }
     } catch (e) {
       batch?.undo();
       throw e;
@@ -161,8 +168,6 @@ export class WorkingSet implements Backend {
       this.lastCheckpoint = c.version;
       this.needCheckpoint = false;
     }
-    // Committed values live in the kv table; the tree keeps only keys and hashes.
-    for (const leaf of finals) leaf.value = undefined;
     this.residentEstimate += this.src.loads + c.ops.length * ((root?.height ?? 0) + 1);
     this.src.loads = 0;
     if (this.residentEstimate > this.budgetNodes) {
@@ -193,7 +198,7 @@ export class WorkingSet implements Backend {
       if (this.store.version(version) === undefined) throw notKept(this.store, version);
       return r;
     };
-    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(), read);
+    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(), read, guard);
   }
 
   /** The tree of a committed version: the live one, a checkpoint, or a replay from the checkpoint before it. */
@@ -206,7 +211,7 @@ export class WorkingSet implements Backend {
   }
 
   versions(): number[] {
-    return this.store.versions();
+    return [...this.store.versions(), ...(this.queue?.inFlight() ?? [])];
   }
 
   async flush(): Promise<void> {

@@ -3,8 +3,8 @@
  * @module
  */
 import { createWriteStream, rmSync } from "node:fs";
-import { once } from "node:events";
 import type { Writable } from "node:stream";
+import { finished } from "node:stream/promises";
 import type { Command } from "commander";
 import { encodeItems } from "../export/wire.js";
 import type { ExportNode } from "../export/types.js";
@@ -87,22 +87,30 @@ function* batched(parts: Iterable<Uint8Array>, size: number): Generator<Uint8Arr
 
 /** Writes every chunk with backpressure; ends `dest` (and waits for it to be flushed) when `end`. */
 async function writeAll(dest: Writable, chunks: Iterable<Uint8Array>, end: boolean): Promise<void> {
-  let failure: Error | undefined;
-  const onError = (e: Error): void => {
-    failure ??= e;
-  };
-  dest.on("error", onError);
-  try {
-    for (const c of chunks) {
-      if (failure !== undefined) break;
-      if (!dest.write(c)) await Promise.race([once(dest, "drain"), once(dest, "close")]);
-    }
-    if (failure === undefined && end) {
-      dest.end();
-      await once(dest, "finish");
-    }
-  } finally {
-    dest.off("error", onError);
+  for (const c of chunks) {
+    if (!dest.write(c)) await drained(dest);
   }
-  if (failure !== undefined) throw failure;
+  if (end) {
+    dest.end();
+    await finished(dest);
+  }
+}
+
+/** Resolves on `drain`; rejects when `dest` fails or closes first. Leaves no listener behind. */
+function drained(dest: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (e?: Error): void => {
+      dest.off("drain", onDrain);
+      dest.off("error", onError);
+      dest.off("close", onClose);
+      if (e === undefined) resolve();
+      else reject(e);
+    };
+    const onDrain = (): void => settle();
+    const onError = (e: Error): void => settle(e);
+    const onClose = (): void => settle(new Error("the output closed before the export finished"));
+    dest.on("drain", onDrain);
+    dest.on("error", onError);
+    dest.on("close", onClose);
+  });
 }

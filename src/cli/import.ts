@@ -34,9 +34,10 @@ async function importCmd(dir: string, opts: ImportCliOptions, cmd: Command): Pro
   if (opts.input === undefined && process.stdin.isTTY === true) {
     throw new UsageError("no stream to import: give -i FILE or pipe the stream into stdin");
   }
-  const source: AsyncIterable<Uint8Array> = opts.input === undefined ? process.stdin : createReadStream(opts.input, { highWaterMark: 1 << 20 });
-  // Progress by bytes read when the length is known (a file), else by nodes imported.
+  // Progress by bytes read when the length is known (a file), else by nodes imported. The stat also finds a missing
+  // file before a stream is opened on it.
   const total = opts.input === undefined ? undefined : statSync(opts.input).size;
+  const source: AsyncIterable<Uint8Array> = opts.input === undefined ? process.stdin : createReadStream(opts.input, { highWaterMark: 1 << 20 });
   const bar = progress(total === undefined ? "import (nodes)" : "import (bytes)", total);
   let bytes = 0;
   const counted = async function* (): AsyncGenerator<Uint8Array> {

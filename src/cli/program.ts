@@ -91,7 +91,7 @@ function report(e: unknown): number {
   const sys = e as NodeJS.ErrnoException;
   if (e instanceof Error && typeof sys.code === "string") {
     // A system error (a missing input file, a closed pipe) or SQLite's: expected enough not to need a stack.
-    error(`${sys.code}: ${e.message}`);
+    error(e.message.startsWith(sys.code) ? e.message : `${sys.code}: ${e.message}`);
     return 1;
   }
   error(`internal error: ${e instanceof Error ? e.message : String(e)}${process.env["IAVLITE_DEBUG"] ? "" : " (IAVLITE_DEBUG=1 shows the stack)"}`);

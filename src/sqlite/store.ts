@@ -209,8 +209,7 @@ export class StoreReader {
       const params: Record<string, unknown> = { version };
       if (lower !== undefined) params["lower"] = lower;
       if (upper !== undefined) params["upper"] = upper;
-      const stmt = this.cached(sql).raw();
-      const rows = read(() => stmt.all(params) as Row[]);
+      const rows = read(() => this.cached(sql).raw().all(params) as Row[]);
       for (const r of rows) if (r[1] !== null) yield [bytes(r[0]), bytes(r[1])];
       if (rows.length < page) return;
       const last = rows[rows.length - 1]![0] as Uint8Array;

@@ -35,6 +35,8 @@ export class StoreView implements ReadonlyTree {
     private readonly walkSrc: NodeSource,
     /** Runs a read so that it sees the version whole, or throws when the version is gone (pruned, closed). */
     private readonly read: <T>(fn: () => T) => T,
+    /** Throws when the owner was closed: checked between the rows of an iteration. */
+    private readonly alive: () => void,
   ) {}
 
   get version(): number {
@@ -42,7 +44,7 @@ export class StoreView implements ReadonlyTree {
   }
 
   get hash(): Uint8Array {
-    return this.read(() => this.row.hash);
+    return this.read(() => this.row.hash.slice());
   }
 
   get size(): number {
@@ -61,17 +63,26 @@ export class StoreView implements ReadonlyTree {
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
     checkBound(opts.start, "start");
     checkBound(opts.end, "end");
-    yield* this.store.range(this.row.version, opts.start, opts.end, opts.reverse === true, this.read);
+    for (const entry of this.store.range(this.row.version, opts.start, opts.end, opts.reverse === true, this.read)) {
+      this.alive();
+      yield entry;
+    }
   }
 
   *export(): IterableIterator<ExportNode> {
-    // A walk that does not link what it loads into the tree, so that memory stays O(height).
+    // A walk that does not link what it loads into the tree, so that memory stays O(height). Nodes come in batches,
+    // each read checked whole before any of it is handed out.
     const root = this.read(() => this.rootOf());
     const walk = exportNodes(root, this.walkSrc, storedValue(this.store));
     for (;;) {
-      const r = this.read(() => walk.next());
-      if (r.done === true) return;
-      yield r.value;
+      this.alive();
+      const batch = this.read(() => {
+        const out: ExportNode[] = [];
+        for (let r = walk.next(); r.done !== true; r = walk.next()) if (out.push(r.value) === 256) break;
+        return out;
+      });
+      yield* batch;
+      if (batch.length < 256) return;
     }
   }
 

@@ -14,6 +14,8 @@ import { startWorker } from "../worker-url.js";
 interface Queued {
   version: number;
   changes: Map<string, Change>;
+  /** Runs once the version is on disk. */
+  landed: () => void;
 }
 
 /** Queue of versions in flight to the writer thread. */
@@ -49,12 +51,12 @@ export class WriteQueue {
   }
 
   /** Hands `w` to the writer, first waiting for room in the queue. */
-  push(w: VersionWrite, changes: Map<string, Change>): void {
+  push(w: VersionWrite, changes: Map<string, Change>, landed: () => void): void {
     this.check();
     const oldest = this.queued[0];
     if (this.queued.length >= this.capacity && oldest !== undefined) this.waitFor(oldest.version);
     this.worker.postMessage({ write: w });
-    this.queued.push({ version: w.version.version, changes });
+    this.queued.push({ version: w.version.version, changes, landed });
   }
 
   /** The newest queued change of `key` not yet durable, if any (`keyId` as the tree tracks it). */
@@ -114,7 +116,13 @@ export class WriteQueue {
 
   private trim(): void {
     const d = this.durable;
-    while (this.queued.length > 0 && this.queued[0]!.version <= d) this.queued.shift();
+    while (this.queued.length > 0 && this.queued[0]!.version <= d) this.queued.shift()!.landed();
+  }
+
+  /** Versions handed to the writer and not yet on disk, oldest first. */
+  inFlight(): number[] {
+    this.trim();
+    return this.queued.map((q) => q.version);
   }
 
   private check(): void {

@@ -26,7 +26,7 @@ export class RootView implements ReadonlyTree {
 
   get hash(): Uint8Array {
     this.guard();
-    return this.root === undefined ? EMPTY_HASH : hashNode(this.root, this.src);
+    return (this.root === undefined ? EMPTY_HASH : hashNode(this.root, this.src)).slice();
   }
 
   get size(): number {
@@ -38,7 +38,7 @@ export class RootView implements ReadonlyTree {
     checkKey(key);
     this.guard();
     const leaf = findLeaf(this.root, key, this.src);
-    return leaf === undefined ? undefined : this.valueOf(leaf);
+    return leaf === undefined ? undefined : this.valueOf(leaf).slice();
   }
 
   has(key: Uint8Array): boolean {
@@ -53,7 +53,7 @@ export class RootView implements ReadonlyTree {
     this.guard();
     for (const leaf of iterateLeaves(this.root, opts, this.src)) {
       this.guard();
-      yield [leaf.key, this.valueOf(leaf)];
+      yield [leaf.key.slice(), this.valueOf(leaf).slice()];
     }
   }
 

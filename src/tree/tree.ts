@@ -147,7 +147,8 @@ export class Tree {
   /** Root hash of the last committed version (the empty hash before the first commit). */
   get hash(): Uint8Array {
     this.open();
-    return this.committed === undefined ? EMPTY_HASH : hashNode(this.committed, this.backend.src);
+    // Copies: the tree's own hash arrays must not be changed through what it returns.
+    return (this.committed === undefined ? EMPTY_HASH : hashNode(this.committed, this.backend.src)).slice();
   }
 
   /** Number of keys in the last committed version. */
@@ -180,7 +181,7 @@ export class Tree {
   get(key: Uint8Array): Uint8Array | undefined {
     this.open();
     checkKey(key);
-    if (!this.backend.logsOps) return findLeaf(this.working, key, this.backend.src)?.value;
+    if (!this.backend.logsOps) return findLeaf(this.working, key, this.backend.src)?.value?.slice();
     const c = this.changes.get(keyId(key));
     if (c !== undefined) return c.value ?? undefined;
     return this.backend.committedValue(key);
@@ -219,15 +220,16 @@ export class Tree {
     checkBound(opts.end, "end");
     const gen = this.generation;
     for (const leaf of iterateLeaves(this.working, opts, this.backend.src)) {
+      this.open();
       if (gen !== this.generation) throw new IavlError("CONCURRENT_MODIFICATION", "the working tree changed during iteration");
-      yield [leaf.key, leaf.value ?? this.backend.valueOf(leaf)];
+      yield [leaf.key.slice(), (leaf.value ?? this.backend.valueOf(leaf)).slice()];
     }
   }
 
   /** The root hash the working state would commit to. */
   workingHash(): Uint8Array {
     this.open();
-    return this.working === undefined ? EMPTY_HASH : hashNode(this.working, this.backend.src);
+    return (this.working === undefined ? EMPTY_HASH : hashNode(this.working, this.backend.src)).slice();
   }
 
   /** Commits the working state as the next version. Nothing changes when the store refuses the write. */
@@ -296,6 +298,7 @@ export class Tree {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.generation++;
     this.working = undefined;
     this.committed = undefined;
     this.backend.close();

@@ -1,0 +1,295 @@
+/**
+ * The `iavlite` CLI run as a real child process (node + tsx on src/cli/main.ts) against stores built here.
+ */
+import { spawn } from "node:child_process";
+import { cpSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { beforeAll, describe, expect, it } from "vitest";
+import { toHex, Tree } from "../src/index.js";
+import { tempDir } from "./backends.js";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const main = join(root, "src/cli/main.ts");
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  raw: Buffer;
+}
+
+/** Runs `iavlite args…`, feeding `input` to stdin (an empty stdin otherwise). */
+function cli(args: string[], input?: Buffer): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", main, ...args], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const raw = Buffer.concat(out);
+      resolve({ code, stdout: raw.toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), raw });
+    });
+    child.stdin.end(input);
+  });
+}
+
+/** The lines of `s`, without the empty one after the last newline. */
+function lines(s: string): string[] {
+  return s.split("\n").filter((l) => l.length > 0);
+}
+
+const enc = new TextEncoder();
+const VERSIONS = 10;
+const binKey = (v: number): Uint8Array => new Uint8Array([0xff, 0x00, v]);
+
+/** The store every test reads: ~300 keys over 10 versions, with sets, overwrites, removes and binary keys. */
+let store: string;
+const hashes: string[] = [""];
+const model: Array<Map<string, string>> = [new Map()];
+
+beforeAll(() => {
+  store = tempDir("iavlite-cli-");
+  const t = Tree.open(store, { checkpointInterval: 3 });
+  const m = new Map<string, string>();
+  for (let v = 1; v <= VERSIONS; v++) {
+    for (let i = 0; i < 40; i++) {
+      const k = `key-${(v * 37 + i * 13) % 300}`;
+      const val = `value-${v}-${i}`;
+      t.set(enc.encode(k), enc.encode(val));
+      m.set(k, val);
+    }
+    if (v > 2) {
+      for (let i = 0; i < 5; i++) {
+        const k = `key-${(v * 11 + i) % 300}`;
+        t.remove(enc.encode(k));
+        m.delete(k);
+      }
+    }
+    t.set(binKey(v), new Uint8Array([1, 2, 3, v]));
+    hashes.push(toHex(t.commit().hash));
+    model.push(new Map(m));
+  }
+  t.close();
+});
+
+/** A present key of version `v` (with its value), and an absent one. */
+function presentKey(v: number): [string, string] {
+  return [...model[v]!.entries()].sort()[3]!;
+}
+
+/** A copy of the test store, for commands that change it. */
+function copy(): string {
+  const d = tempDir("iavlite-cli-copy-");
+  cpSync(store, d, { recursive: true });
+  return d;
+}
+
+describe("iavlite info", () => {
+  it("summarizes the store as text and as JSON, and tells a live writer", async () => {
+    const [text, json, notStore] = await Promise.all([cli(["info", store]), cli(["info", store, "--json"]), cli(["info", tempDir()])]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`versions     ${VERSIONS} kept, 1 … ${VERSIONS}`);
+    expect(text.stdout).toContain(`root ${hashes[VERSIONS]}`);
+    expect(json.code).toBe(0);
+    const info = JSON.parse(json.stdout) as {
+      versions: { count: number; first: number; last: number };
+      latest: { version: number; hash: string; size: number };
+      checkpoints: { count: number; latest: number };
+      shards: Array<{ id: number; logRows: number; branchRows: number }>;
+      kvRows: number;
+      pages: { pageSize: number; pageCount: number; freelistCount: number };
+      disk: { db: number; total: number };
+      writer: { held: boolean };
+    };
+    expect(info.versions).toEqual({ count: VERSIONS, first: 1, last: VERSIONS });
+    expect(info.latest).toEqual({ version: VERSIONS, hash: hashes[VERSIONS], size: model[VERSIONS]!.size + VERSIONS });
+    expect(info.checkpoints.count).toBeGreaterThanOrEqual(3);
+    expect(info.shards.length).toBe(1);
+    expect(info.shards[0]!.logRows).toBeGreaterThan(0);
+    expect(info.kvRows).toBeGreaterThan(300);
+    expect(info.pages.pageSize).toBeGreaterThan(0);
+    expect(info.disk.db).toBeGreaterThan(0);
+    expect(info.writer.held).toBe(false);
+    expect(notStore.code).toBe(1);
+    expect(lines(notStore.stderr)).toEqual([expect.stringMatching(/^iavlite: NOT_A_STORE: /)]);
+
+    // While this process holds the writer lock, info names it.
+    const d = copy();
+    const t = Tree.open(d);
+    try {
+      const held = await cli(["info", d, "--json"]);
+      const w = (JSON.parse(held.stdout) as { writer: { held: boolean; holder: { pid: number } } }).writer;
+      expect(w.held).toBe(true);
+      expect(w.holder.pid).toBe(process.pid);
+    } finally {
+      t.close();
+    }
+  });
+});
+
+describe("iavlite get", () => {
+  it("prints values at any version, with proofs verified by @confio/ics23", async () => {
+    const [k, v] = presentKey(VERSIONS);
+    const [k2, v2] = presentKey(2);
+    const [latest, old, absent, proved, absentProved, bin, json] = await Promise.all([
+      cli(["get", store, k]),
+      cli(["get", store, k2, "--version", "2"]),
+      cli(["get", store, "no-such-key"]),
+      cli(["get", store, k, "--prove"]),
+      cli(["get", store, "no-such-key", "--prove"]),
+      cli(["--hex", "get", store, "ff0005", "--version", "7"]),
+      cli(["get", store, k, "--json", "--prove"]),
+    ]);
+    expect([latest.code, latest.stdout]).toEqual([0, `${v}\n`]);
+    expect([old.code, old.stdout]).toEqual([0, `${v2}\n`]);
+    expect(absent.code).toBe(1);
+    expect(absent.stdout).toBe("");
+    expect(lines(absent.stderr)).toEqual([`iavlite: key no-such-key not found at version ${VERSIONS}`]);
+    expect(proved.code).toBe(0);
+    expect(proved.stdout).toMatch(/^proof +[0-9a-f]+$/m);
+    expect(proved.stdout).toContain(`membership proof verified against the root of version ${VERSIONS}`);
+    expect(absentProved.code).toBe(0);
+    expect(absentProved.stdout).toContain("value    (absent)");
+    expect(absentProved.stdout).toContain("non-membership proof verified");
+    // Binary key and value: hex in, hex out.
+    expect([bin.code, bin.stdout]).toEqual([0, "01020305\n"]);
+    const j = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(j).toMatchObject({ version: VERSIONS, root: hashes[VERSIONS], key: k, keyEncoding: "utf8", found: true, value: v, valueEncoding: "utf8", verified: true, proofKind: "membership" });
+  });
+});
+
+describe("iavlite verify", () => {
+  it("passes a sound store and names the key whose value row was corrupted", async () => {
+    const d = copy();
+    const [k] = presentKey(VERSIONS);
+    const db = new Database(join(d, "iavl.sqlite"));
+    const key = Buffer.from(k);
+    const changed = db
+      .prepare("UPDATE kv SET value = ? WHERE key = ? AND version = (SELECT max(version) FROM kv WHERE key = ?)")
+      .run(Buffer.from("tampered"), key, key).changes;
+    db.close();
+    expect(changed).toBe(1);
+    const [one, all, bad, badJson] = await Promise.all([
+      cli(["verify", store]),
+      cli(["verify", store, "--all"]),
+      cli(["verify", d]),
+      cli(["verify", d, "--json"]),
+    ]);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toContain(`version ${VERSIONS}: ok (${2 * (model[VERSIONS]!.size + VERSIONS) - 1} nodes`);
+    expect(all.code).toBe(0);
+    expect(lines(all.stdout)).toHaveLength(VERSIONS + 1);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain("root hash: rehashing every node gives");
+    expect(bad.stdout).toContain(`key "${k}": its value does not match the leaf hash`);
+    const r = JSON.parse(badJson.stdout) as { ok: boolean; reports: Array<{ ok: boolean; faults: string[] }> };
+    expect(r.ok).toBe(false);
+    expect(r.reports[0]!.faults.length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("iavlite export / import", () => {
+  it("round-trips a version through a file and through a pipe to the same hash", async () => {
+    const file = join(tempDir(), "v7.snap");
+    const exp = await cli(["export", store, "--version", "7", "-o", file]);
+    expect(exp.code).toBe(0);
+    expect(exp.stderr).toContain(`root ${hashes[7]}`);
+    const piped = await cli(["export", store, "--version", "7"]);
+    expect(piped.code).toBe(0);
+    expect(piped.raw.equals(readFileSync(file))).toBe(true);
+
+    const a = join(tempDir(), "a");
+    const b = join(tempDir(), "b");
+    const bad = join(tempDir(), "bad");
+    const [fromFile, fromStdin, wrongHash] = await Promise.all([
+      cli(["import", a, "--version", "7", "--hash", hashes[7]!, "-i", file]),
+      cli(["import", b, "--version", "7", "--json"], piped.raw),
+      cli(["import", bad, "--version", "7", "--hash", "11".repeat(32), "-i", file]),
+    ]);
+    expect(fromFile.code).toBe(0);
+    expect(fromFile.stdout).toContain(`root ${hashes[7]}`);
+    expect(fromStdin.code).toBe(0);
+    expect(JSON.parse(fromStdin.stdout)).toMatchObject({ version: 7, hash: hashes[7], size: model[7]!.size + 7 });
+    expect(wrongHash.code).toBe(1);
+    expect(lines(wrongHash.stderr)).toEqual([expect.stringMatching(/^iavlite: INVALID_SNAPSHOT: .*differs from the expected 1111/)]);
+    expect(existsSync(bad)).toBe(false);
+    // The imported store reads like the original.
+    const [k, v] = presentKey(7);
+    const got = await cli(["get", a, k]);
+    expect([got.code, got.stdout]).toEqual([0, `${v}\n`]);
+  });
+});
+
+describe("iavlite arguments", () => {
+  it("answers a bad command line with one line on stderr and exit status 2", async () => {
+    const cases = [
+      ["get", store, "k", "--version", "abc"],
+      ["info"],
+      ["info", store, "--bogus"],
+      ["frobnicate"],
+      ["verify", store, "--all", "--version", "2"],
+      ["--hex", "get", store, "zz"],
+      ["prune", store],
+    ];
+    const runs = await Promise.all(cases.map((c) => cli(c)));
+    for (const [i, r] of runs.entries()) {
+      expect({ args: cases[i], code: r.code }).toEqual({ args: cases[i], code: 2 });
+      expect(lines(r.stderr)).toHaveLength(1);
+      expect(r.stderr).toMatch(/^iavlite: /);
+      expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
+    }
+    const help = await cli(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Examples:");
+  });
+});
+
+describe("iavlite prune / rollback", () => {
+  it("prunes to the N most recent versions, and refuses while a writer holds the store", async () => {
+    const d = copy();
+    const pruned = await cli(["prune", d, "--keep-recent", "3"]);
+    expect(pruned.code).toBe(0);
+    expect(pruned.stdout).toContain(`pruned ${VERSIONS - 3} version(s) up to ${VERSIONS - 3}; kept versions ${VERSIONS - 2} … ${VERSIONS}`);
+    const [info, gone, kept, every] = await Promise.all([
+      cli(["info", d, "--json"]),
+      cli(["get", d, "k", "--version", "2"]),
+      cli(["verify", d, "--all"]),
+      cli(["prune", d, "--keep-recent", "1", "--keep-every", "5"]),
+    ]);
+    expect((JSON.parse(info.stdout) as { versions: unknown }).versions).toEqual({ count: 3, first: VERSIONS - 2, last: VERSIONS });
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/^iavlite: VERSION_PRUNED: /);
+    expect(kept.code).toBe(0);
+    expect(every.code).toBe(2);
+    expect(lines(every.stderr)).toHaveLength(1);
+
+    const t = Tree.open(d);
+    try {
+      const [locked, lockedRb] = await Promise.all([cli(["prune", d, "--keep-recent", "1"]), cli(["rollback", d, "--to", String(VERSIONS - 1), "--yes"])]);
+      for (const r of [locked, lockedRb]) {
+        expect(r.code).toBe(1);
+        expect(lines(r.stderr)).toEqual([expect.stringMatching(new RegExp(`^iavlite: LOCKED: .*held by process ${process.pid} `))]);
+      }
+    } finally {
+      t.close();
+    }
+  });
+
+  it("rolls back only with --yes, after showing what would go", async () => {
+    const d = copy();
+    const dry = await cli(["rollback", d, "--to", "6"]);
+    expect(dry.code).toBe(1);
+    expect(dry.stdout).toContain(`would delete ${VERSIONS - 6} version(s), 7 … ${VERSIONS}`);
+    expect(dry.stderr).toContain("--yes");
+    const done = await cli(["rollback", d, "--to", "6", "--yes"]);
+    expect(done.code).toBe(0);
+    expect(done.stdout).toContain(`rolled back to version 6 (root ${hashes[6]})`);
+    const [info, verify] = await Promise.all([cli(["info", d, "--json"]), cli(["verify", d])]);
+    expect((JSON.parse(info.stdout) as { latest: unknown }).latest).toMatchObject({ version: 6, hash: hashes[6] });
+    expect(verify.code).toBe(0);
+  });
+});

@@ -1,0 +1,73 @@
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { IavlError, Tree } from "../src/index.js";
+import { tempDir } from "./backends.js";
+
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+function run(script: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ["--import", "tsx", fixture(script), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    p.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    p.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${script} exited ${code}: ${err}`))));
+  });
+}
+
+describe("read-only processes beside a writer", () => {
+  it("three reader processes see only whole committed versions while the writer commits and prunes", async () => {
+    const dir = tempDir();
+    const target = 80;
+    const writer = run("writer.ts", [dir, String(target)]);
+    const readers = [1, 2, 3].map((seed) => run("reader.ts", [dir, String(target), String(seed)]));
+    const [w, ...rs] = await Promise.all([writer, ...readers]);
+    expect(w).toContain("done");
+    let reads = 0;
+    let pruned = 0;
+    for (const line of rs) {
+      const s = JSON.parse(line) as { reads: number; mismatches: number; pruned: number; backwards: number; lastVersion: number };
+      expect(s.mismatches).toBe(0);
+      expect(s.backwards).toBe(0);
+      expect(s.lastVersion).toBe(target);
+      reads += s.reads;
+      pruned += s.pruned;
+    }
+    expect(reads).toBeGreaterThan(500);
+    // Readers chase versions the writer prunes: some reads are refused, never answered wrongly.
+    expect(pruned).toBeGreaterThanOrEqual(0);
+  }, 180_000);
+
+  it("a read-only handle never writes and answers pruned versions with VERSION_PRUNED", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { checkpointInterval: 2, shardSize: 4 });
+    const enc = new TextEncoder();
+    for (let v = 1; v <= 20; v++) {
+      t.set(enc.encode(`k${v % 5}`), enc.encode(`v${v}`));
+      t.commit();
+    }
+    const r = Tree.openReadOnly(dir);
+    expect(r.version).toBe(20);
+    const old = r.at(5);
+    expect(old.get(enc.encode("k0"))).toEqual(enc.encode("v5"));
+    await t.prune(10);
+    let code: string | undefined;
+    try {
+      old.get(enc.encode("k0"));
+    } catch (e) {
+      code = (e as IavlError).code;
+    }
+    expect(code).toBe("VERSION_PRUNED");
+    expect(() => r.at(3)).toThrowError(/pruned/);
+    t.set(enc.encode("new"), enc.encode("x"));
+    t.commit();
+    expect(r.version).toBe(20);
+    expect(r.refresh()).toBe(21);
+    expect(r.get(enc.encode("new"))).toEqual(enc.encode("x"));
+    expect((r as unknown as { db: { readonly: boolean } }).db.readonly).toBe(true);
+    r.close();
+    t.close();
+  });
+});
