@@ -269,7 +269,14 @@ describe("iavlite prune / rollback", () => {
 
     const t = Tree.open(d);
     try {
-      const [locked, lockedRb] = await Promise.all([cli(["prune", d, "--keep-recent", "1"]), cli(["rollback", d, "--to", String(VERSIONS - 1), "--yes"])]);
+      const [k, v] = presentKey(VERSIONS);
+      const [locked, lockedRb, read] = await Promise.all([
+        cli(["prune", d, "--keep-recent", "1"]),
+        cli(["rollback", d, "--to", String(VERSIONS - 1), "--yes"]),
+        cli(["get", d, k]),
+      ]);
+      // Reads go on beside the writer; only the writing commands are refused.
+      expect([read.code, read.stdout]).toEqual([0, `${v}\n`]);
       for (const r of [locked, lockedRb]) {
         expect(r.code).toBe(1);
         expect(lines(r.stderr)).toEqual([expect.stringMatching(new RegExp(`^iavlite: LOCKED: .*held by process ${process.pid} `))]);

@@ -87,18 +87,30 @@ function* batched(parts: Iterable<Uint8Array>, size: number): Generator<Uint8Arr
 
 /** Writes every chunk with backpressure; ends `dest` (and waits for it to be flushed) when `end`. */
 async function writeAll(dest: Writable, chunks: Iterable<Uint8Array>, end: boolean): Promise<void> {
-  for (const c of chunks) {
-    if (!dest.write(c)) await drained(dest);
-  }
-  if (end) {
-    dest.end();
-    await finished(dest);
+  // An error between waits is kept by the stream (`errored`) and seen at the next wait; this listener only stops
+  // it from being an uncaught 'error' event meanwhile.
+  const ignore = (): void => undefined;
+  dest.on("error", ignore);
+  try {
+    for (const c of chunks) {
+      if (dest.errored !== null || dest.destroyed) break;
+      if (!dest.write(c)) await drained(dest);
+    }
+    if (dest.errored !== null) throw dest.errored;
+    if (end) {
+      dest.end();
+      await finished(dest);
+    }
+  } finally {
+    dest.off("error", ignore);
   }
 }
 
 /** Resolves on `drain`; rejects when `dest` fails or closes first. Leaves no listener behind. */
 function drained(dest: Writable): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (dest.errored !== null) return reject(dest.errored);
+    if (dest.destroyed) return reject(new Error("the output closed before the export finished"));
     const settle = (e?: Error): void => {
       dest.off("drain", onDrain);
       dest.off("error", onError);

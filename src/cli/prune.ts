@@ -38,7 +38,7 @@ async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<
     const first = versions[0];
     let result = { pruned: 0, keptFrom: first ?? latest, reclaimedBytes: 0, droppedShards: 0 };
     if (first !== undefined && target >= first) {
-      const bar = progress("prune", undefined);
+      const bar = progress("prune", 0);
       try {
         result = await tree.prune(target, { onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`) });
       } finally {
@@ -49,7 +49,7 @@ async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<
     else if (result.pruned === 0) out(`nothing to prune: ${versions.length} version(s) kept, ${opts.keepRecent} asked`);
     else {
       out(`pruned ${result.pruned} version(s) up to ${target}; kept versions ${result.keptFrom} … ${latest}`);
-      out(`reclaimed ${humanBytes(result.reclaimedBytes)} (${result.reclaimedBytes} bytes)`);
+      out(`reclaimed ${humanBytes(result.reclaimedBytes)} (${result.reclaimedBytes} bytes); ${result.droppedShards} shard(s) dropped whole`);
     }
     return 0;
   } finally {

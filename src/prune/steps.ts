@@ -85,12 +85,12 @@ export function markPruned(db: Database.Database, upTo: number): PrunePlan {
 
 /**
  * Step 2, one page: deletes the value rows (at or after key `from`) that no version ≥ keepFrom can read: for each
- * key, every row older than its newest row before keepFrom, and that newest row too when it is a removal.
- * Returns the key to continue from, or undefined when done.
+ * key, every row older than its newest row before keepFrom, and that newest row too when it is a removal or when
+ * the key has a row at keepFrom itself. Returns the key to continue from, or undefined when done.
  */
 export function trimValues(db: Database.Database, keepFrom: number, from: Uint8Array | undefined, pageRows = 4000): Uint8Array | undefined {
   const rows = db
-    .prepare(`SELECT key, version, value IS NULL FROM kv WHERE ${from === undefined ? "1" : "key >= ?"} AND version < ? ORDER BY key, version LIMIT ?`)
+    .prepare(`SELECT key, version, value IS NULL FROM kv WHERE ${from === undefined ? "1" : "key >= ?"} AND version <= ? ORDER BY key, version LIMIT ?`)
     .raw()
     .all(...(from === undefined ? [] : [from]), keepFrom, pageRows) as Array<[Uint8Array, number, number]>;
   if (rows.length === 0) return undefined;
@@ -102,14 +102,16 @@ export function trimValues(db: Database.Database, keepFrom: number, from: Uint8A
     for (let i = 0; i < rows.length; i++) {
       const [key, version, isNull] = rows[i]!;
       if (full && Buffer.compare(key, lastKey) === 0) break;
+      if (version === keepFrom) continue;
       const next = rows[i + 1];
-      const newest = next === undefined || Buffer.compare(next[0], key) !== 0;
-      if (!newest || isNull === 1) del.run(key, version);
+      const sameKeyNext = next !== undefined && Buffer.compare(next[0], key) === 0;
+      // Older than another row before keepFrom, shadowed by a row at keepFrom, or a removal nobody reads.
+      if (sameKeyNext || isNull === 1) del.run(key, version);
     }
   }).immediate();
   if (!full) return undefined;
   if (Buffer.compare(rows[0]![0], lastKey) === 0) {
-    // One key has more old rows than a page: trim it alone, newest-old row kept, then move past it.
+    // One key has more old rows than a page: trim it alone, then move past it.
     trimKey(db, lastKey, keepFrom);
     return Buffer.concat([lastKey, Buffer.from([0])]);
   }
@@ -118,9 +120,11 @@ export function trimValues(db: Database.Database, keepFrom: number, from: Uint8A
 
 function trimKey(db: Database.Database, key: Uint8Array, keepFrom: number): void {
   db.transaction(() => {
+    const atKeep = db.prepare("SELECT 1 FROM kv WHERE key = ? AND version = ?").get(key, keepFrom) !== undefined;
     const newest = db.prepare("SELECT version, value IS NULL FROM kv WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw().get(key, keepFrom) as [number, number] | undefined;
     if (newest === undefined) return;
-    db.prepare("DELETE FROM kv WHERE key = ? AND version < ?").run(key, newest[1] === 1 ? keepFrom : newest[0]);
+    const dropAll = atKeep || newest[1] === 1;
+    db.prepare("DELETE FROM kv WHERE key = ? AND version < ?").run(key, dropAll ? keepFrom : newest[0]);
   }).immediate();
 }
 
