@@ -22,3 +22,5 @@ export {
   type SnapshotItem,
   type DecodeLimits,
 } from "./export/wire.js";
+export { MultiTree, type MultiTreeOptions, type MultiCommitResult } from "./multi/multi-tree.js";
+export { commitInfoHash } from "./multi/commit-info.js";
