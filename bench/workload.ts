@@ -428,6 +428,20 @@ export class Workload {
     this.rng.fill(this.pool);
   }
 
+  /**
+   * Continues a chain that is already stored: adopts each store's live keys (from the stored latest version) in
+   * place of the initial load, so that nextVersion() goes on from `version`.
+   */
+  resume(version: number, live: ReadonlyMap<string, Iterable<Uint8Array>>): void {
+    if (this.initialState !== "pending") throw new Error("resume() must come before any version is generated");
+    for (const [name, keys] of live) {
+      const s = this.store(name);
+      for (const k of keys) s.live.add(k, keyHash(k));
+    }
+    this.versionNo = version;
+    this.initialState = "done";
+  }
+
   /** Versions generated so far: 1 once initial() has started, +1 per nextVersion(). */
   get version(): number {
     return this.versionNo;
