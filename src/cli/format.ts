@@ -7,6 +7,8 @@
  * sequences become U+FFFD). In JSON every byte string comes with its encoding (`"utf8"` or `"hex"`, no prefix).
  * @module
  */
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import cliProgress from "cli-progress";
 import { InvalidArgumentError, type Command } from "commander";
 import { toHex } from "../tree/encoding.js";
@@ -166,8 +168,37 @@ let status = 0;
  */
 export function action<A extends unknown[]>(fn: (...args: A) => number | Promise<number>): (...args: A) => Promise<void> {
   return async (...args: A) => {
-    status = await fn(...args);
+    const cmd = args[args.length - 1] as Command;
+    const dir = args[0];
+    const stores = typeof dir === "string" ? multiStores(dir) : undefined;
+    if (stores === undefined || typeof dir !== "string") {
+      status = await fn(...args);
+      return;
+    }
+    // A multi-store folder (as `npm start` makes): the command runs on the store named by --store, or on every
+    // store in turn for the commands that read a whole store.
+    const asked = cmd.optsWithGlobals<{ store?: string }>().store;
+    const names = asked !== undefined ? [asked] : cmd.name() === "info" || cmd.name() === "verify" ? stores : undefined;
+    if (names === undefined) throw new UsageError(`${dir} holds several stores: pass --store with one of ${stores.join(", ")}`);
+    let worst = 0;
+    for (const name of names) {
+      if (!stores.includes(name)) throw new UsageError(`${dir} has no store ${name} (stores: ${stores.join(", ")})`);
+      if (names.length > 1 && !globals(cmd).json) process.stdout.write(`── store ${name}\n`);
+      const a = [...args] as A;
+      a[0] = join(dir, "stores", name);
+      worst = Math.max(worst, await fn(...a));
+    }
+    status = worst;
   };
+}
+
+/** The store names of a multi-store folder (a `MultiTree`), or undefined when `dir` is not one. */
+export function multiStores(dir: string): string[] | undefined {
+  if (!existsSync(join(dir, "commits.sqlite")) || !existsSync(join(dir, "stores"))) return undefined;
+  return readdirSync(join(dir, "stores"), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
 }
 
 /** The exit status of the last action run. */

@@ -8,6 +8,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { isIavlError } from "../errors.js";
 import { lastStatus, UsageError } from "./format.js";
+import { registerBench } from "./bench.js";
 import { registerExport } from "./export.js";
 import { registerGet } from "./get.js";
 import { registerImport } from "./import.js";
@@ -25,7 +26,8 @@ Keys and values:
 Exit status: 0 ok, 1 fault or failure, 2 bad command line.
 
 Examples:
-  $ iavlite info ./data
+  $ iavlite info ./data                       # every store of a multi-store folder
+  $ iavlite get ./data --store bank 0a0b --hex --prove
   $ iavlite get ./data balance/alice --version 42 --prove
   $ iavlite get ./data --hex 0a0b0c --json
   $ iavlite verify ./data --all
@@ -35,6 +37,7 @@ Examples:
   $ iavlite export ./data --version 42 -o v42.snap
   $ iavlite import ./copy --version 42 --hash <root hex> -i v42.snap
   $ iavlite export ./data | iavlite import ./copy --version 42
+  $ iavlite bench --versions 100              # this machine against a plain SQLite table
 `;
 
 /** Builds the program. Errors are thrown (exitOverride), never turned into `process.exit` by commander. */
@@ -45,6 +48,7 @@ export function buildProgram(): Command {
     .addOption(new Option("--json", "machine-readable output"))
     .addOption(new Option("--hex", "read keys as hex and print bytes as hex").conflicts("utf8"))
     .addOption(new Option("--utf8", "print bytes as UTF-8 even when not printable"))
+    .addOption(new Option("--store <name>", "in a multi-store folder (as npm start makes), the store to use"))
     .configureHelp({ showGlobalOptions: true })
     .showSuggestionAfterError(true)
     // Inherited by the subcommands added below: commander throws instead of exiting, and reporting is ours.
@@ -58,6 +62,7 @@ export function buildProgram(): Command {
   registerRollback(program);
   registerExport(program);
   registerImport(program);
+  registerBench(program);
   return program;
 }
 

@@ -1,0 +1,94 @@
+/**
+ * `iavlite bench [dir]`: a quick check of this machine and disk: commits and reads on a scratch store, each figure
+ * beside its floor measured in the same run (a plain SQLite key-value table doing the same writes and lookups).
+ * The full benchmark suite is `npm run bench` in the repository.
+ * @module
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { Command } from "commander";
+import { Tree } from "../tree/tree.js";
+import { action, globals, intArg, out, outJson } from "./format.js";
+
+interface BenchCliOptions {
+  versions: number;
+  changes: number;
+}
+
+/** Adds the `bench` command to `program`. */
+export function registerBench(program: Command): void {
+  program
+    .command("bench")
+    .description("time commits and reads on a scratch store against a plain SQLite table (floors from the same run)")
+    .argument("[dir]", "where to put the scratch store (default: the OS temp folder); it is deleted after")
+    .option("--versions <n>", "versions to commit", intArg(1), 200)
+    .option("--changes <n>", "changes per version", intArg(1), 2000)
+    .action(action((dir: string | undefined, opts: BenchCliOptions, cmd: Command) => bench(dir, opts, cmd)));
+}
+
+/** A deterministic 32-byte key and 100-byte value per index. */
+function kv(i: number, version: number): [Uint8Array, Uint8Array] {
+  const key = Buffer.alloc(32);
+  key.writeUInt32BE(Math.imul(i, 2654435761) >>> 0, 0);
+  key.writeUInt32BE(i, 4);
+  const value = Buffer.alloc(100, version & 0xff);
+  value.writeUInt32BE(i, 0);
+  return [new Uint8Array(key), new Uint8Array(value)];
+}
+
+function bench(dir: string | undefined, opts: BenchCliOptions, cmd: Command): number {
+  const { versions, changes } = opts;
+  const root = mkdtempSync(join(dir ?? tmpdir(), "iavlite-bench-"));
+  try {
+    const tree = Tree.open(join(root, "tree"));
+    const plain = new Database(join(root, "plain.sqlite"));
+    plain.pragma("journal_mode = WAL");
+    plain.pragma("synchronous = NORMAL");
+    plain.exec("CREATE TABLE kv (key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID");
+    const put = plain.prepare("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)");
+    const lookup = plain.prepare("SELECT value FROM kv WHERE key = ?").pluck();
+    let treeMs = 0;
+    let plainMs = 0;
+    let keys = 0;
+    for (let v = 1; v <= versions; v++) {
+      const batch: Array<[Uint8Array, Uint8Array]> = [];
+      // Three quarters new keys, a quarter updates of earlier ones.
+      for (let i = 0; i < changes; i++) batch.push(i % 4 === 3 && keys > 0 ? kv((i * 7919) % keys, v) : kv(keys++, v));
+      let t = performance.now();
+      for (const [k, x] of batch) tree.set(k, x);
+      tree.commit();
+      treeMs += performance.now() - t;
+      t = performance.now();
+      plain.transaction(() => {
+        for (const [k, x] of batch) put.run(k, x);
+      })();
+      plainMs += performance.now() - t;
+    }
+    const probes = Array.from({ length: 20_000 }, (_, i) => kv((i * 104729) % keys, 0)[0]);
+    let t = performance.now();
+    for (const k of probes) tree.get(k);
+    const getNs = ((performance.now() - t) * 1e6) / probes.length;
+    t = performance.now();
+    for (const k of probes) lookup.get(k);
+    const rawNs = ((performance.now() - t) * 1e6) / probes.length;
+    tree.close();
+    plain.close();
+    const ops = versions * changes;
+    const result = {
+      commit: { opsPerSec: Math.round(ops / (treeMs / 1000)), floorOpsPerSec: Math.round(ops / (plainMs / 1000)), ratio: plainMs / treeMs },
+      get: { ns: Math.round(getNs), floorNs: Math.round(rawNs), ratio: getNs / rawNs },
+      keys,
+    };
+    if (globals(cmd).json) outJson(result);
+    else {
+      out(`commit  ${result.commit.opsPerSec} ops/s; plain SQLite table ${result.commit.floorOpsPerSec} ops/s: ${result.commit.ratio.toFixed(2)}× the floor`);
+      out(`get     ${result.get.ns} ns; raw SQLite lookup ${result.get.floorNs} ns: ${result.get.ratio.toFixed(2)}× the floor`);
+      out(`(${versions} versions × ${changes} changes, ${keys} keys; npm run bench in the repository has the full suite)`);
+    }
+    return 0;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
