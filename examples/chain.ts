@@ -89,6 +89,11 @@ while (multi.version < target) {
 }
 bar.stop();
 await pruning;
+// A last prune, so that what is kept is exactly the retention asked for.
+if (multi.version > keep) {
+  await multi.prune(multi.version - keep);
+  prunedRuns++;
+}
 const seconds = (performance.now() - t0) / 1000;
 
 query.kill("SIGTERM");

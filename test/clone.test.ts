@@ -1,0 +1,47 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "./backends.js";
+
+const repo = fileURLToPath(new URL("..", import.meta.url));
+
+/** Runs a command in `cwd`, failing the test with its output when it fails. */
+function run(cwd: string, cmd: string, args: string[], env: Record<string, string> = {}): string {
+  const r = spawnSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout + r.stderr;
+}
+
+describe("a fresh clone, as a newcomer meets it", () => {
+  it("installs with npm ci, runs npm start twice (the chain continues) and the CLI on the store it made", () => {
+    const dir = join(tempDir(), "iavlite");
+    // What is committed is what a newcomer gets.
+    execFileSync("git", ["clone", "--quiet", repo, dir]);
+    run(dir, "npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"]);
+    expect(existsSync(join(dir, "dist/src/index.js"))).toBe(true);
+
+    const env = { IAVLITE_VERSIONS: "40", IAVLITE_KEEP: "20" };
+    const first = run(dir, "npm", ["start"], env);
+    expect(first).toMatch(/versions 1\.\.40 in/);
+    expect(first).toMatch(/0 mismatches/);
+    expect(first).toMatch(/verified by @confio\/ics23: true/);
+    const second = run(dir, "npm", ["start"], env);
+    expect(second).toMatch(/continuing the chain in data from version 40/);
+    expect(second).toMatch(/versions 41\.\.80 in/);
+    expect(second).toMatch(/0 mismatches/);
+
+    const cli = (...args: string[]): string => run(dir, process.execPath, ["dist/src/cli/main.js", ...args]);
+    const info = JSON.parse(cli("info", "data", "--store", "bank", "--json")) as { versions: { last: number; count: number } };
+    expect(info.versions.last).toBe(80);
+    // The job prunes in the background and once more at the end, to the 20 versions asked for.
+    expect(info.versions.count).toBe(20);
+    // Some key of the bank store: take the first one from an export of its latest version.
+    const got = cli("get", "data", "--store", "bank", "--hex", "00", "--prove");
+    expect(got).toMatch(/proof verified/);
+    const verify = cli("verify", "data");
+    expect(verify).toMatch(/all ok/);
+    expect(verify.match(/── store/g)?.length).toBe(3);
+  }, 900_000);
+});
