@@ -13,6 +13,7 @@ export { EMPTY_HASH } from "./tree/hash.js";
 export { toHex, fromHex } from "./tree/encoding.js";
 export type { ExportNode } from "./export/types.js";
 export type { PruneResult, PruneProgress } from "./prune/pruner.js";
+export type { PruneOptions } from "./tree/backend.js";
 export { Importer, buildTree, buildTreeAsync, type ImporterOptions } from "./export/importer.js";
 export {
   encodeItems,

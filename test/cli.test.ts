@@ -258,7 +258,7 @@ describe("iavlite prune / rollback", () => {
       cli(["info", d, "--json"]),
       cli(["get", d, "k", "--version", "2"]),
       cli(["verify", d, "--all"]),
-      cli(["prune", d, "--keep-recent", "1", "--keep-every", "5"]),
+      cli(["prune", d, "--keep-recent", "1", "--keep-every", "0"]),
     ]);
     expect((JSON.parse(info.stdout) as { versions: unknown }).versions).toEqual({ count: 3, first: VERSIONS - 2, last: VERSIONS });
     expect(gone.code).toBe(1);

@@ -114,3 +114,33 @@ describe("prune", () => {
     again.close();
   });
 });
+
+describe("keepEvery snapshots", () => {
+  it("keeps every Nth version, whole, through prunes that drop the versions around it", async () => {
+    const dir = tempDir();
+    const { hashes, tree: m } = model(130);
+    const t = Tree.open(dir, { checkpointInterval: 7, shardSize: 10, keepRecent: 20, keepEvery: 25 });
+    for (let v = 1; v <= 130; v++) {
+      applyVersion(t, v, 200, 3000);
+      t.commit();
+    }
+    await t.prune(110, { keepEvery: 25 });
+    expect(t.versions()).toEqual([25, 50, 75, 100, ...Array.from({ length: 20 }, (_, i) => 111 + i)]);
+    expect(codeOf(() => t.at(26))).toBe("VERSION_PRUNED");
+    const check = (tree: Tree): void => {
+      for (const v of [25, 50, 75, 100, 111, 130]) {
+        const view = tree.at(v);
+        expect(toHex(view.hash)).toBe(hashes[v]);
+        expect([...view.iterate()].map(([k, x]) => toHex(k) + toHex(x))).toEqual([...m.at(v).iterate()].map(([k, x]) => toHex(k) + toHex(x)));
+        const [k, x] = view.iterate().next().value as [Uint8Array, Uint8Array];
+        expect(verifyMembership(view.proof(k), iavlSpec, view.hash, k, x)).toBe(true);
+        expect(view.export().next().done).toBe(false);
+      }
+    };
+    check(t);
+    t.close();
+    const again = Tree.open(dir);
+    check(again);
+    again.close();
+  });
+});

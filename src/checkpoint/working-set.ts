@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { IavlError } from "../errors.js";
 import type { ResolvedOpenOptions } from "../options.js";
-import type { Backend, CommitInput } from "../tree/backend.js";
+import type { Backend, CommitInput, PruneOptions } from "../tree/backend.js";
 import { keyId } from "../tree/encoding.js";
 import type { Node } from "../tree/node.js";
 import type { ValueOf } from "../tree/proof.js";
@@ -23,7 +23,7 @@ import { storedValue, StoreView } from "../sqlite/view.js";
 import { collectDirty } from "./checkpoint.js";
 import { evict, StoreSource } from "./node-source.js";
 import { rebuildVersion } from "./rebuild.js";
-import { Pruner, type PruneProgress, type PruneResult } from "../prune/pruner.js";
+import { Pruner, type PruneResult } from "../prune/pruner.js";
 
 /** Rough bytes a resident node costs (object, key, hash), to turn the memory budget into a node count. */
 const NODE_BYTES = 360;
@@ -133,7 +133,10 @@ export class WorkingSet implements Backend {
       if (finals.has(op.leaf)) return { seq, key: op.key, kind: OpKind.Leaf, hash: op.leaf.hash ?? null };
       return { seq, key: op.key, kind: OpKind.Transient, hash: null };
     });
-    const checkpoint = this.needCheckpoint || c.version - this.lastCheckpoint >= this.options.checkpointInterval;
+    const every = this.options.keepEvery;
+    // Snapshots kept by keepEvery are checkpoints, so that their trees stay whole after the versions around them go.
+    const checkpoint =
+      this.needCheckpoint || c.version - this.lastCheckpoint >= this.options.checkpointInterval || (every !== undefined && c.version % every === 0);
     const batch = checkpoint ? collectDirty(c.root) : undefined;
     const root = c.root;
     try {
@@ -218,11 +221,11 @@ export class WorkingSet implements Backend {
     await this.queue?.flush();
   }
 
-  async prune(upTo: number, onProgress?: PruneProgress): Promise<PruneResult> {
+  async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
     // Pruning reads and rewrites the store: what is still queued for it must land first.
     await this.queue?.flush();
     this.pruner ??= new Pruner(this.file);
-    return this.pruner.prune(upTo, onProgress);
+    return this.pruner.prune(upTo, opts.keepEvery, opts.onProgress);
   }
 
   /** Starts a background prune when the keepRecent policy asks for one; its failure surfaces at the next commit. */
@@ -233,7 +236,7 @@ export class WorkingSet implements Backend {
     // Prune in steps of a tenth of the window, so that each prune has enough to do to be worth starting.
     if (target < 1 || target - this.autoPrunedTo < Math.max(1, Math.floor(keep / 10))) return;
     this.autoPrunedTo = target;
-    this.prune(target).catch((e: unknown) => {
+    this.prune(target, { keepEvery: this.options.keepEvery }).catch((e: unknown) => {
       this.autoPruneError ??= e;
     });
   }
@@ -261,10 +264,8 @@ export class WorkingSet implements Backend {
 
 /** The error for a version the store does not hold: pruned when older than the oldest kept, else never committed. */
 export function notKept(store: StoreReader, version: number): IavlError {
-  const earliest = store.earliest();
-  const first = Number(store.meta("first_version") ?? 1);
-  if (earliest !== undefined && version < earliest && version >= first) {
-    return new IavlError("VERSION_PRUNED", `version ${version} has been pruned (the oldest kept is ${earliest})`);
+  if (store.wasPruned(version)) {
+    return new IavlError("VERSION_PRUNED", `version ${version} has been pruned (the oldest kept is ${store.earliest()})`);
   }
   return new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed`);
 }

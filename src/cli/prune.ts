@@ -3,7 +3,7 @@
  * @module
  */
 import type { Command } from "commander";
-import { humanBytes, action, globals, intArg, out, outJson, progress, UsageError } from "./format.js";
+import { humanBytes, action, globals, intArg, out, outJson, progress } from "./format.js";
 import { requireStore } from "./store.js";
 import { Tree } from "../tree/tree.js";
 
@@ -19,15 +19,12 @@ export function registerPrune(program: Command): void {
     .description("remove every version older than the N most recent (the latest is always kept); needs the writer lock")
     .argument("<dir>", "store folder")
     .requiredOption("--keep-recent <N>", "keep the N most recent versions", intArg(1))
-    .option("--keep-every <M>", "also keep every Mth version (not supported yet)", intArg(1))
+    .option("--keep-every <M>", "also keep every version that is a multiple of M and was committed as a checkpoint", intArg(1))
     .action(action((dir: string, opts: PruneCliOptions, cmd: Command) => prune(dir, opts, cmd)));
 }
 
 async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<number> {
   const g = globals(cmd);
-  if (opts.keepEvery !== undefined) {
-    throw new UsageError("--keep-every is not supported yet: prune can only remove every version up to a target");
-  }
   requireStore(dir);
   // Refused with LOCKED, naming the holder, while another process writes the store.
   const tree = Tree.open(dir);
@@ -40,7 +37,10 @@ async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<
     if (first !== undefined && target >= first) {
       const bar = progress("prune", 0);
       try {
-        result = await tree.prune(target, { onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`) });
+        result = await tree.prune(target, {
+          keepEvery: opts.keepEvery,
+          onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`),
+        });
       } finally {
         bar.stop();
       }

@@ -52,9 +52,12 @@ export class Pruner {
     this.pool = new Piscina({ filename: workerFile, minThreads: 0, maxThreads: 1, idleTimeout: 2000 });
   }
 
-  /** Removes every version ≤ `upTo` but the latest; prunes asked while one runs wait their turn. */
-  prune(upTo: number, onProgress?: PruneProgress): Promise<PruneResult> {
-    const next = this.queue.then(() => this.run(upTo, onProgress));
+  /**
+   * Removes every version ≤ `upTo` but the latest, and with `keepEvery` but the checkpointed multiples of it;
+   * prunes asked while one runs wait their turn.
+   */
+  prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
+    const next = this.queue.then(() => this.run(upTo, keepEvery, onProgress));
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -63,15 +66,15 @@ export class Pruner {
     return this.pool.run({ ...t, file: this.file }, transferList ? { transferList } : {}) as Promise<T>;
   }
 
-  private async run(upTo: number, onProgress?: PruneProgress): Promise<PruneResult> {
+  private async run(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
     const before = fileBytes(this.file);
-    const plan = await this.task<PrunePlan>({ step: "mark", upTo });
+    const plan = await this.task<PrunePlan>({ step: "mark", upTo, keepEvery });
     onProgress?.(1, 5, "versions");
     let r: { done: boolean; from?: Uint8Array };
     let from: Uint8Array | undefined;
     let pages = 0;
     do {
-      r = await this.task<{ done: boolean; from?: Uint8Array }>({ step: "trim", keepFrom: plan.keepFrom, from, pages: 8 });
+      r = await this.task<{ done: boolean; from?: Uint8Array }>({ step: "trim", keepFrom: plan.keepFrom, snapshots: plan.snapshots, from, pages: 8 });
       from = r.from;
       onProgress?.(2, 5, `values (${(pages += 8)} pages)`);
     } while (!r.done);

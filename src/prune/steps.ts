@@ -21,8 +21,10 @@ import type { Node } from "../tree/node.js";
 
 /** What a prune will do, decided in step 1. */
 export interface PrunePlan {
-  /** The first version kept. */
+  /** The first version kept (besides snapshots). */
   keepFrom: number;
+  /** Versions before keepFrom kept as snapshots (every keepEvery-th), each a checkpoint; oldest first. */
+  snapshots: number[];
   /** The checkpoint kept versions replay from (its row may itself be pruned): version and root node key. */
   base: { version: number; rootVersion: number | null; rootSeq: number | null } | undefined;
   /** Shards wholly at or before the base: their survivors move to the compacted tables and they are dropped. */
@@ -54,8 +56,11 @@ export function recordedBase(db: Database.Database): PrunePlan["base"] {
   };
 }
 
-/** Step 1: removes version rows below `keepFrom` (the latest is always kept) and plans the rest. */
-export function markPruned(db: Database.Database, upTo: number): PrunePlan {
+/**
+ * Step 1: removes version rows below `keepFrom` (the latest is always kept), except, with `keepEvery`, the
+ * checkpointed versions that are multiples of it, and plans the rest.
+ */
+export function markPruned(db: Database.Database, upTo: number, keepEvery?: number): PrunePlan {
   return db
     .transaction((): PrunePlan => {
       const latest = (db.prepare("SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
@@ -65,7 +70,17 @@ export function markPruned(db: Database.Database, upTo: number): PrunePlan {
         .raw()
         .get(keepFrom) as [number, number | null, number | null] | undefined;
       const base = cp !== undefined ? { version: cp[0], rootVersion: cp[1], rootSeq: cp[2] } : recordedBase(db);
-      const removed = db.prepare("DELETE FROM versions WHERE version < ?").run(keepFrom).changes;
+      const snapshots =
+        keepEvery === undefined
+          ? []
+          : (db
+              .prepare("SELECT version FROM versions WHERE version < ? AND checkpoint = 1 AND version % ? = 0 ORDER BY version")
+              .pluck()
+              .all(keepFrom, keepEvery) as number[]);
+      const removed =
+        snapshots.length === 0
+          ? db.prepare("DELETE FROM versions WHERE version < ?").run(keepFrom).changes
+          : db.prepare(`DELETE FROM versions WHERE version < ? AND version NOT IN (${snapshots.join(",")})`).run(keepFrom).changes;
       if (base !== undefined && base.version < keepFrom) {
         setMeta(db, "base_version", base.version);
         setMeta(db, "base_root_version", base.rootVersion);
@@ -78,17 +93,36 @@ export function markPruned(db: Database.Database, upTo: number): PrunePlan {
       const dropShards = db.prepare("SELECT id FROM shards WHERE last <= ? ORDER BY id").pluck().all(limit) as number[];
       const compactThrough = dropShards.length > 0 ? (dropShards[dropShards.length - 1]! + 1) * shardSize - 1 : -1;
       const gen = Number(meta(db, "compact_gen") ?? 0) + 1;
-      return { keepFrom, base, dropShards, compactThrough, gen, removed };
+      return { keepFrom, snapshots, base, dropShards, compactThrough, gen, removed };
     })
     .immediate();
 }
 
 /**
- * Step 2, one page: deletes the value rows (at or after key `from`) that no version ≥ keepFrom can read: for each
- * key, every row older than its newest row before keepFrom, and that newest row too when it is a removal or when
- * the key has a row at keepFrom itself. Returns the key to continue from, or undefined when done.
+ * Which rows of one key no kept version reads. `rows` are the key's rows before keepFrom, oldest first; a row is
+ * read by version b when it is the newest at or before b. The versions that matter are the snapshots and, unless
+ * the key has a row at keepFrom itself, keepFrom − 1 (what every later version falls back to). A removal row that
+ * no older kept row sits under is dropped too: without it, reads find nothing, as they should.
  */
-export function trimValues(db: Database.Database, keepFrom: number, from: Uint8Array | undefined, pageRows = 4000): Uint8Array | undefined {
+export function deadRows(rows: Array<{ version: number; removed: boolean }>, snapshots: number[], keepFrom: number, rowAtKeep: boolean): number[] {
+  const bounds = rowAtKeep ? snapshots : [...snapshots, keepFrom - 1];
+  const dead: number[] = [];
+  let keptOlder = false;
+  for (let i = 0; i < rows.length; i++) {
+    const v = rows[i]!.version;
+    const next = rows[i + 1]?.version ?? Number.POSITIVE_INFINITY;
+    const needed = bounds.some((b) => v <= b && b < next);
+    if (!needed || (rows[i]!.removed && !keptOlder)) dead.push(v);
+    else keptOlder = true;
+  }
+  return dead;
+}
+
+/**
+ * Step 2, one page: deletes the value rows (at or after key `from`) that no kept version can read (see
+ * {@link deadRows}). Returns the key to continue from, or undefined when done.
+ */
+export function trimValues(db: Database.Database, keepFrom: number, snapshots: number[], from: Uint8Array | undefined, pageRows = 4000): Uint8Array | undefined {
   const rows = db
     .prepare(`SELECT key, version, value IS NULL FROM kv WHERE ${from === undefined ? "1" : "key >= ?"} AND version <= ? ORDER BY key, version LIMIT ?`)
     .raw()
@@ -99,32 +133,35 @@ export function trimValues(db: Database.Database, keepFrom: number, from: Uint8A
   const lastKey = rows[rows.length - 1]![0];
   const del = db.prepare("DELETE FROM kv WHERE key = ? AND version = ?");
   db.transaction(() => {
-    for (let i = 0; i < rows.length; i++) {
-      const [key, version, isNull] = rows[i]!;
+    let i = 0;
+    while (i < rows.length) {
+      const key = rows[i]![0];
       if (full && Buffer.compare(key, lastKey) === 0) break;
-      if (version === keepFrom) continue;
-      const next = rows[i + 1];
-      const sameKeyNext = next !== undefined && Buffer.compare(next[0], key) === 0;
-      // Older than another row before keepFrom, shadowed by a row at keepFrom, or a removal nobody reads.
-      if (sameKeyNext || isNull === 1) del.run(key, version);
+      const group: Array<{ version: number; removed: boolean }> = [];
+      let atKeep = false;
+      for (; i < rows.length && Buffer.compare(rows[i]![0], key) === 0; i++) {
+        if (rows[i]![1] === keepFrom) atKeep = true;
+        else group.push({ version: rows[i]![1], removed: rows[i]![2] === 1 });
+      }
+      for (const v of deadRows(group, snapshots, keepFrom, atKeep)) del.run(key, v);
     }
   }).immediate();
   if (!full) return undefined;
   if (Buffer.compare(rows[0]![0], lastKey) === 0) {
-    // One key has more old rows than a page: trim it alone, then move past it.
-    trimKey(db, lastKey, keepFrom);
+    // One key has more rows than a page: trim it alone, then move past it.
+    trimKey(db, lastKey, keepFrom, snapshots);
     return Buffer.concat([lastKey, Buffer.from([0])]);
   }
   return lastKey;
 }
 
-function trimKey(db: Database.Database, key: Uint8Array, keepFrom: number): void {
+function trimKey(db: Database.Database, key: Uint8Array, keepFrom: number, snapshots: number[]): void {
   db.transaction(() => {
-    const atKeep = db.prepare("SELECT 1 FROM kv WHERE key = ? AND version = ?").get(key, keepFrom) !== undefined;
-    const newest = db.prepare("SELECT version, value IS NULL FROM kv WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw().get(key, keepFrom) as [number, number] | undefined;
-    if (newest === undefined) return;
-    const dropAll = atKeep || newest[1] === 1;
-    db.prepare("DELETE FROM kv WHERE key = ? AND version < ?").run(key, dropAll ? keepFrom : newest[0]);
+    const all = db.prepare("SELECT version, value IS NULL FROM kv WHERE key = ? AND version <= ? ORDER BY version").raw().all(key, keepFrom) as Array<[number, number]>;
+    const atKeep = all.some(([v]) => v === keepFrom);
+    const group = all.filter(([v]) => v < keepFrom).map(([version, n]) => ({ version, removed: n === 1 }));
+    const del = db.prepare("DELETE FROM kv WHERE key = ? AND version = ?");
+    for (const v of deadRows(group, snapshots, keepFrom, atKeep)) del.run(key, v);
   }).immediate();
 }
 
@@ -136,11 +173,18 @@ export function copySurvivors(db: Database.Database, plan: PrunePlan, onNodes?: 
   const t = compactedTables(plan.gen);
   db.exec(`DROP TABLE IF EXISTS ${t.log}; DROP TABLE IF EXISTS ${t.branch};`);
   createNodeTables(db, t);
-  const base = plan.base;
-  if (base === undefined || base.rootVersion === null || base.rootSeq === null || plan.compactThrough < 0) return;
+  if (plan.compactThrough < 0) return;
   const store = new StoreReader(db);
-  const src = new StoreSource(store).uncached();
-  const root = new StoreSource(store).load({ version: base.rootVersion, seq: base.rootSeq });
+  const loader = new StoreSource(store);
+  const src = loader.uncached();
+  // The trees that stay readable from these rows: the replay base and every snapshot kept before it.
+  const roots: Node[] = [];
+  const base = plan.base;
+  if (base !== undefined && base.rootVersion !== null && base.rootSeq !== null) roots.push(loader.load({ version: base.rootVersion, seq: base.rootSeq }));
+  for (const v of plan.snapshots) {
+    const row = store.version(v);
+    if (row?.rootVersion != null && row.rootSeq != null) roots.push(loader.load({ version: row.rootVersion, seq: row.rootSeq }));
+  }
   const insLeaf = db.prepare(`INSERT OR REPLACE INTO ${t.log} (version, seq, key, kind, hash) VALUES (?, ?, ?, ${OpKind.Leaf}, ?)`);
   const insBranch = db.prepare(
     `INSERT OR REPLACE INTO ${t.branch} (version, seq, key, height, size, hash, left_version, left_seq, right_version, right_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -161,9 +205,14 @@ export function copySurvivors(db: Database.Database, plan: PrunePlan, onNodes?: 
   };
   // Children are never newer than their parent, so a subtree whose root is past compactThrough may still hold
   // survivors; one at or before it is all survivors.
-  const stack: Node[] = [root];
+  // A node key names one immutable subtree: trees share most of theirs, and each is walked once.
+  const seen = new Set<string>();
+  const stack: Node[] = roots;
   while (stack.length > 0) {
     const n = stack.pop()!;
+    const id = `${n.version}/${n.seq}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
     if (n.version <= plan.compactThrough) pending.push(n);
     if (pending.length >= 2000) flush();
     if (n.height > 0) stack.push(src.right(n), src.left(n));

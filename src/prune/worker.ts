@@ -10,8 +10,8 @@ import { copySurvivors, markPruned, reclaim, swapShards, trimValues, type PruneP
 
 /** One task: a step and its arguments. */
 export type PruneTask =
-  | { file: string; step: "mark"; upTo: number }
-  | { file: string; step: "trim"; keepFrom: number; from: Uint8Array | undefined; pages: number }
+  | { file: string; step: "mark"; upTo: number; keepEvery: number | undefined }
+  | { file: string; step: "trim"; keepFrom: number; snapshots: number[]; from: Uint8Array | undefined; pages: number }
   | { file: string; step: "copy"; plan: PrunePlan; progress?: MessagePort }
   | { file: string; step: "swap"; plan: PrunePlan }
   | { file: string; step: "reclaim"; slices: number };
@@ -33,11 +33,11 @@ export default function run(task: PruneTask): unknown {
   const db = connection(task.file);
   switch (task.step) {
     case "mark":
-      return markPruned(db, task.upTo);
+      return markPruned(db, task.upTo, task.keepEvery);
     case "trim": {
       let from = task.from;
       for (let i = 0; i < task.pages; i++) {
-        from = trimValues(db, task.keepFrom, from);
+        from = trimValues(db, task.keepFrom, task.snapshots, from);
         if (from === undefined) return { done: true };
       }
       return { done: false, from };

@@ -107,9 +107,8 @@ export class ReadOnlyStore implements ReadonlyTree {
     checkVersion(version);
     const row = this.store.version(version);
     if (row === undefined) {
-      const earliest = this.store.earliest();
-      if (earliest !== undefined && version < earliest && version >= this.store.firstVersion()) {
-        throw new IavlError("VERSION_PRUNED", `version ${version} has been pruned (the oldest kept is ${earliest})`);
+      if (this.store.wasPruned(version)) {
+        throw new IavlError("VERSION_PRUNED", `version ${version} has been pruned (the oldest kept is ${this.store.earliest()})`);
       }
       throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed`);
     }

@@ -126,14 +126,20 @@ export class StoreReader {
    */
   replayBase(version: number): { version: number; rootVersion: number | null; rootSeq: number | null } | undefined {
     const cp = this.checkpointAtOrBefore(version);
-    if (cp !== undefined) return cp;
     const base = this.meta("base_version");
-    if (base === undefined || base === null || Number(base) > version) return undefined;
+    // A snapshot kept by pruning may be older than the recorded base; the log before the base may be gone.
+    if (base === undefined || base === null || Number(base) > version || (cp !== undefined && cp.version >= Number(base))) return cp;
     return {
       version: Number(base),
       rootVersion: (this.meta("base_root_version") as number | null) ?? null,
       rootSeq: (this.meta("base_root_seq") as number | null) ?? null,
     };
+  }
+
+  /** True when `version` was committed once and pruning removed it. */
+  wasPruned(version: number): boolean {
+    const to = this.meta("pruned_to");
+    return to !== undefined && to !== null && version <= Number(to) && version >= this.firstVersion() && this.version(version) === undefined;
   }
 
   /** The first version this store ever committed (or imported). */

@@ -7,6 +7,14 @@ import type { ValueOf } from "./proof.js";
 import type { ReadonlyTree } from "./snapshot.js";
 import type { PruneProgress, PruneResult } from "../prune/pruner.js";
 
+/** Options of a prune. */
+export interface PruneOptions {
+  /** Keep every version that is a multiple of this (snapshots), as far as it was committed as a checkpoint. */
+  keepEvery?: number | undefined;
+  /** Progress of the prune's phases. */
+  onProgress?: PruneProgress | undefined;
+}
+
 /** One operation of the working version, in order; `leaf` is the leaf a set created (undefined for a remove). */
 export interface Op {
   key: Uint8Array;
@@ -47,8 +55,8 @@ export interface Backend {
   view(version: number, latest: { version: number; root: Node | undefined }, guard: () => void): ReadonlyTree;
   /** Committed versions still readable, oldest first. */
   versions(): number[];
-  /** Removes committed versions ≤ `upTo` (never the latest). */
-  prune(upTo: number, onProgress?: PruneProgress): Promise<PruneResult>;
+  /** Removes committed versions ≤ `upTo` (never the latest; with `keepEvery`, not its checkpointed multiples). */
+  prune(upTo: number, opts: PruneOptions): Promise<PruneResult>;
   /** Resolves when every committed version is durable. */
   flush(): Promise<void>;
   close(): void;

@@ -3,7 +3,7 @@
  * @module
  */
 import { IavlError } from "../errors.js";
-import type { Backend, CommitInput } from "./backend.js";
+import type { Backend, CommitInput, PruneOptions } from "./backend.js";
 import { MEMORY_SOURCE, type Node } from "./node.js";
 import { memoryValue, RootView } from "./root-view.js";
 import type { ReadonlyTree } from "./snapshot.js";
@@ -39,11 +39,14 @@ export class MemoryBackend implements Backend {
     return [...this.roots.keys()];
   }
 
-  async prune(upTo: number): Promise<PruneResult> {
+  async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
     const versions = [...this.roots.keys()];
     const latest = versions[versions.length - 1] ?? 0;
+    const every = opts.keepEvery;
     let pruned = 0;
-    for (const v of versions) if (v <= upTo && v < latest && this.roots.delete(v)) pruned++;
+    for (const v of versions) {
+      if (v <= upTo && v < latest && (every === undefined || v % every !== 0) && this.roots.delete(v)) pruned++;
+    }
     this.pruned ||= pruned > 0;
     return { pruned, keptFrom: this.roots.keys().next().value ?? 0, reclaimedBytes: 0, droppedShards: 0 };
   }

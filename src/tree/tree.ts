@@ -13,7 +13,7 @@ import {
   type OpenOptions,
 } from "../options.js";
 import { importStore } from "../export/store-import.js";
-import type { PruneProgress, PruneResult } from "../prune/pruner.js";
+import type { PruneResult } from "../prune/pruner.js";
 import { rollbackStore } from "../sqlite/rollback.js";
 import { STORE_FILE } from "../sqlite/connection.js";
 import { existsSync } from "node:fs";
@@ -22,7 +22,7 @@ import { StoreWriter } from "../sqlite/store.js";
 import { ReadOnlyStore } from "../sqlite/read-only-store.js";
 import type { ExportNode } from "../export/types.js";
 import { openStore, WorkingSet } from "../checkpoint/working-set.js";
-import type { Backend, Change, Op } from "./backend.js";
+import type { Backend, Change, Op, PruneOptions } from "./backend.js";
 import { keyId } from "./encoding.js";
 import { EMPTY_HASH } from "./hash.js";
 import { iterateLeaves, type IterateOptions } from "./iterator.js";
@@ -279,13 +279,16 @@ export class Tree {
   }
 
   /**
-   * Removes every committed version ≤ `version` (the latest is always kept). The work runs in a worker thread
+   * Removes every committed version ≤ `version` (the latest is always kept; with `keepEvery`, so is every version
+   * that is a multiple of it and was committed as a checkpoint, as `keepEvery` in the open options makes them). The
+   * work runs in a worker thread
    * while this tree goes on committing; the promise settles once the space is reclaimed.
    */
-  async prune(version: number, options: { onProgress?: PruneProgress } = {}): Promise<PruneResult> {
+  async prune(version: number, options: PruneOptions = {}): Promise<PruneResult> {
     this.open();
     checkVersion(version);
-    return this.backend.prune(version, options.onProgress);
+    if (options.keepEvery !== undefined) checkVersion(options.keepEvery);
+    return this.backend.prune(version, options);
   }
 
   /** Resolves when every committed version is durable (immediately unless durability is "async"). */
