@@ -8,6 +8,8 @@ import { sha256 } from "../tree/hash.js";
 import { Node, type NodeKey, type NodeSource } from "../tree/node.js";
 import { LEAF_BASE, type StoreReader, type VersionRow } from "../sqlite/store.js";
 
+const NO_KEY = new Uint8Array(0);
+
 /** A {@link NodeSource} over a store, counting loads so that the owner knows when to evict. */
 export class StoreSource implements NodeSource {
   /** Nodes loaded since the counter was last reset. */
@@ -39,11 +41,23 @@ export class StoreSource implements NodeSource {
     return sha256(leaf.value);
   }
 
-  /** A source over the same store that does not link loaded nodes into their parents: for one-pass walks. */
-  uncached(): NodeSource {
+  /**
+   * A source over the same store that does not link loaded nodes into their parents, for one-pass walks. With
+   * `stubLeaves`, leaves not in memory come back as stubs that carry only their version and an empty key: an export
+   * takes their keys and values from a range scan of the value rows instead of two lookups each.
+   */
+  uncached(stubLeaves = false): NodeSource {
+    const child = (ref: NodeKey | undefined, parent: Node): Node => {
+      if (stubLeaves && ref !== undefined && ref.seq >= LEAF_BASE) {
+        const stub = new Node(NO_KEY, undefined, ref.version, 0, 1);
+        stub.seq = ref.seq;
+        return stub;
+      }
+      return this.load(ref, parent);
+    };
     return {
-      left: (n) => n.left ?? this.load(n.leftKey, n),
-      right: (n) => n.right ?? this.load(n.rightKey, n),
+      left: (n) => n.left ?? child(n.leftKey, n),
+      right: (n) => n.right ?? child(n.rightKey, n),
       valueHash: (leaf) => this.valueHash(leaf),
     };
   }

@@ -201,7 +201,7 @@ export class WorkingSet implements Backend {
       if (this.store.version(version) === undefined) throw notKept(this.store, version);
       return r;
     };
-    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(), read, guard);
+    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(true), read, guard);
   }
 
   /** The tree of a committed version: the live one, a checkpoint, or a replay from the checkpoint before it. */

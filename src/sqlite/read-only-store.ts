@@ -149,7 +149,7 @@ export class ReadOnlyStore implements ReadonlyTree {
       if (this.store.version(row.version) === undefined) throw pruned(row.version);
       return r;
     };
-    return new StoreView(this.store, row, () => this.rootOf(row), this.src, this.src.uncached(), read, () => this.open());
+    return new StoreView(this.store, row, () => this.rootOf(row), this.src, this.src.uncached(true), read, () => this.open());
   }
 
   private rootOf(row: VersionRow): Node | undefined {

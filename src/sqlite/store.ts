@@ -201,8 +201,9 @@ export class StoreReader {
     end: Uint8Array | undefined,
     reverse: boolean,
     read: <T>(fn: () => T) => T = (fn) => fn(),
-  ): Generator<[Uint8Array, Uint8Array]> {
-    const page = 256;
+  ): Generator<[key: Uint8Array, value: Uint8Array, rowVersion: number]> {
+    // Export reads whole trees this way, so its pages are larger.
+    const page = start === undefined && end === undefined ? 2048 : 256;
     let lower = start;
     let upper = end;
     let first = true;
@@ -216,7 +217,7 @@ export class StoreReader {
       if (lower !== undefined) params["lower"] = lower;
       if (upper !== undefined) params["upper"] = upper;
       const rows = read(() => this.cached(sql).raw().all(params) as Row[]);
-      for (const r of rows) if (r[1] !== null) yield [bytes(r[0]), bytes(r[1])];
+      for (const r of rows) if (r[1] !== null) yield [bytes(r[0]), bytes(r[1]), r[2] as number];
       if (rows.length < page) return;
       const last = rows[rows.length - 1]![0] as Uint8Array;
       if (reverse) upper = last;
