@@ -3,8 +3,7 @@
  * `recursiveRemove`, `balance`, `rotateLeft`, `rotateRight`). Any other valid AVL would give other root hashes.
  * @module
  */
-import { compareBytes } from "./encoding.js";
-import { Node, type NodeSource } from "./node.js";
+import { compareToNode, keyPrefix, Node, type NodeSource } from "./node.js";
 
 /** Result of {@link Mutator.remove}. */
 export interface Removal {
@@ -40,7 +39,7 @@ export class Mutator {
   private setIn(node: Node, leaf: Node): Node {
     const key = leaf.key;
     if (node.height === 0) {
-      const c = compareBytes(key, node.key);
+      const c = compareToNode(key, leaf.kp, node);
       if (c === 0) {
         this.updated = true;
         return leaf;
@@ -51,7 +50,7 @@ export class Mutator {
       return parent;
     }
     node = this.own(node);
-    if (compareBytes(key, node.key) < 0) this.setLeft(node, this.setIn(this.src.left(node), leaf));
+    if (compareToNode(key, leaf.kp, node) < 0) this.setLeft(node, this.setIn(this.src.left(node), leaf));
     else this.setRight(node, this.setIn(this.src.right(node), leaf));
     if (this.updated) return node;
     this.measure(node);
@@ -62,7 +61,7 @@ export class Mutator {
   remove(root: Node | undefined, key: Uint8Array): Removal {
     if (root === undefined) return { root, value: undefined };
     this.removed = undefined;
-    const r = this.removeIn(root, key);
+    const r = this.removeIn(root, key, keyPrefix(key));
     if (this.removed === undefined) return { root, value: undefined };
     return { root: r.node, value: this.removed };
   }
@@ -73,16 +72,16 @@ export class Mutator {
    * Go's `recursiveRemove`: returns the replacement of `node` (undefined when it was the removed leaf) and, when the
    * leftmost key of the subtree changed, the new leftmost key for the ancestor that must adopt it.
    */
-  private removeIn(node: Node, key: Uint8Array): { node: Node | undefined; newKey: Uint8Array | undefined } {
+  private removeIn(node: Node, key: Uint8Array, kp: number): { node: Node | undefined; newKey: Uint8Array | undefined } {
     if (node.height === 0) {
-      if (compareBytes(key, node.key) === 0) {
+      if (compareToNode(key, kp, node) === 0) {
         this.removed = node.value ?? new Uint8Array(0);
         return { node: undefined, newKey: undefined };
       }
       return { node, newKey: undefined };
     }
-    if (compareBytes(key, node.key) < 0) {
-      const r = this.removeIn(this.src.left(node), key);
+    if (compareToNode(key, kp, node) < 0) {
+      const r = this.removeIn(this.src.left(node), key, kp);
       if (this.removed === undefined) return { node, newKey: undefined };
       if (r.node === undefined) return { node: this.src.right(node), newKey: node.key };
       node = this.own(node);
@@ -90,12 +89,12 @@ export class Mutator {
       this.measure(node);
       return { node: this.balance(node), newKey: r.newKey };
     }
-    const r = this.removeIn(this.src.right(node), key);
+    const r = this.removeIn(this.src.right(node), key, kp);
     if (this.removed === undefined) return { node, newKey: undefined };
     if (r.node === undefined) return { node: this.src.left(node), newKey: undefined };
     node = this.own(node);
     this.setRight(node, r.node);
-    if (r.newKey !== undefined) node.key = r.newKey;
+    if (r.newKey !== undefined) node.setKey(r.newKey);
     this.measure(node);
     return { node: this.balance(node), newKey: undefined };
   }

@@ -2,7 +2,22 @@
  * The in-memory IAVL node and the loader that fills in children kept only in storage.
  * @module
  */
+import { compareBytes } from "./encoding.js";
 import { innerHash, leafHash, sha256 } from "./hash.js";
+
+/**
+ * The first three bytes of a key as a small integer (zero-padded). Lookups compare it first and read the key's
+ * bytes only on a tie: a walk down the tree then touches one object per level instead of three.
+ */
+export function keyPrefix(k: Uint8Array): number {
+  return ((k[0] ?? 0) << 16) | ((k[1] ?? 0) << 8) | (k[2] ?? 0);
+}
+
+/** Byte order of `key` (whose prefix is `kp`) against `node`'s key. Zero padding keeps the order of unequal prefixes. */
+export function compareToNode(key: Uint8Array, kp: number, node: Node): number {
+  const d = kp - node.kp;
+  return d !== 0 ? d : compareBytes(key, node.key);
+}
 
 /** Where a persisted node lives: its (version, sequence) node key, as in IAVL v2. */
 export interface NodeKey {
@@ -25,6 +40,8 @@ export class Node {
   seq = 0;
   leftKey: NodeKey | undefined = undefined;
   rightKey: NodeKey | undefined = undefined;
+  /** {@link keyPrefix} of `key`; set whenever `key` is (see {@link Node.setKey}). */
+  kp: number;
 
   constructor(
     public key: Uint8Array,
@@ -33,7 +50,15 @@ export class Node {
     public version: number,
     public height: number,
     public size: number,
-  ) {}
+  ) {
+    this.kp = keyPrefix(key);
+  }
+
+  /** Changes the key (an inner node adopting a new leftmost key of its right subtree). */
+  setKey(key: Uint8Array): void {
+    this.key = key;
+    this.kp = keyPrefix(key);
+  }
 
   /** A new leaf. */
   static leaf(key: Uint8Array, value: Uint8Array, version: number): Node {

@@ -2,15 +2,15 @@
  * Lookups on one root: by key, by index, and the leaf neighbours that non-existence proofs need.
  * @module
  */
-import { compareBytes } from "./encoding.js";
-import type { Node, NodeSource } from "./node.js";
+import { compareToNode, keyPrefix, type Node, type NodeSource } from "./node.js";
 
 /** The leaf holding `key` under `root`, or undefined. */
 export function findLeaf(root: Node | undefined, key: Uint8Array, src: NodeSource): Node | undefined {
   let n = root;
   if (n === undefined) return undefined;
-  while (n.height > 0) n = compareBytes(key, n.key) < 0 ? src.left(n) : src.right(n);
-  return compareBytes(key, n.key) === 0 ? n : undefined;
+  const kp = keyPrefix(key);
+  while (n.height > 0) n = compareToNode(key, kp, n) < 0 ? src.left(n) : src.right(n);
+  return compareToNode(key, kp, n) === 0 ? n : undefined;
 }
 
 /**
@@ -20,15 +20,16 @@ export function indexOf(root: Node | undefined, key: Uint8Array, src: NodeSource
   let n = root;
   if (n === undefined) return { index: 0, leaf: undefined };
   let index = 0;
+  const kp = keyPrefix(key);
   while (n.height > 0) {
-    if (compareBytes(key, n.key) < 0) {
+    if (compareToNode(key, kp, n) < 0) {
       n = src.left(n);
     } else {
       index += src.left(n).size;
       n = src.right(n);
     }
   }
-  const c = compareBytes(key, n.key);
+  const c = compareToNode(key, kp, n);
   if (c === 0) return { index, leaf: n };
   return { index: c < 0 ? index : index + 1, leaf: undefined };
 }
@@ -54,11 +55,12 @@ export function pathTo(root: Node | undefined, key: Uint8Array, src: NodeSource)
   const path: Node[] = [];
   let n = root;
   if (n === undefined) return undefined;
+  const kp = keyPrefix(key);
   while (n.height > 0) {
     path.push(n);
-    n = compareBytes(key, n.key) < 0 ? src.left(n) : src.right(n);
+    n = compareToNode(key, kp, n) < 0 ? src.left(n) : src.right(n);
   }
-  if (compareBytes(key, n.key) !== 0) return undefined;
+  if (compareToNode(key, kp, n) !== 0) return undefined;
   path.push(n);
   return path;
 }
