@@ -214,7 +214,10 @@ export class WorkingSet implements Backend {
   }
 
   versions(): number[] {
-    return [...this.store.versions(), ...(this.queue?.inFlight() ?? [])];
+    // In flight first: a version landing between the two reads is then seen by at least one of them.
+    const inFlight = this.queue?.inFlight() ?? [];
+    const stored = this.store.versions();
+    return [...stored, ...inFlight.filter((v) => v > (stored[stored.length - 1] ?? 0))];
   }
 
   async flush(): Promise<void> {
