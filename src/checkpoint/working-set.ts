@@ -86,6 +86,7 @@ export class WorkingSet implements Backend {
   private closed = false;
   private pruner: Pruner | undefined;
   private autoPrunedTo = 0;
+  private autoPruning = false;
   private autoPruneError: unknown;
   /** The background writer, with durability "async". */
   private readonly queue: WriteQueue | undefined;
@@ -236,12 +237,18 @@ export class WorkingSet implements Backend {
     const keep = this.options.keepRecent;
     if (keep === undefined) return;
     const target = version - keep;
-    // Prune in steps of a tenth of the window, so that each prune has enough to do to be worth starting.
-    if (target < 1 || target - this.autoPrunedTo < Math.max(1, Math.floor(keep / 10))) return;
+    // Prune in steps of a tenth of the window, so that each prune has enough to do to be worth starting, and never
+    // queue one behind another: while one runs, the next commit after it ends asks for the newest target instead.
+    if (this.autoPruning || target < 1 || target - this.autoPrunedTo < Math.max(1, Math.floor(keep / 10))) return;
     this.autoPrunedTo = target;
-    this.prune(target, { keepEvery: this.options.keepEvery }).catch((e: unknown) => {
-      this.autoPruneError ??= e;
-    });
+    this.autoPruning = true;
+    this.prune(target, { keepEvery: this.options.keepEvery })
+      .catch((e: unknown) => {
+        this.autoPruneError ??= e;
+      })
+      .finally(() => {
+        this.autoPruning = false;
+      });
   }
 
   close(): void {
