@@ -23,6 +23,11 @@ interface Section {
 /** The sections, run in this order. */
 const SECTIONS: Section[] = [
   { name: "core", run: (r, o) => runCore(r, { keys: o.quick ? 100_000 : 1_000_000, versions: o.quick ? 30 : 50 }) },
+  { name: "persistent", run: async (r, o) => (await import("./persistent.js")).runPersistent(r, o) },
+  { name: "prune", run: async (r, o) => (await import("./prune.js")).runPrune(r, o) },
+  { name: "readers", run: async (r, o) => (await import("./readers.js")).runReaders(r, o) },
+  { name: "state-sync", run: async (r, o) => (await import("./state-sync.js")).runStateSync(r, o) },
+  { name: "multi", run: async (r, o) => (await import("./multi.js")).runMulti(r, o) },
 ];
 
 function parseArgs(argv: string[]): { quick: boolean; only: Set<string> | undefined } {
