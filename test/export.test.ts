@@ -4,13 +4,13 @@ import { exportNodes } from "../src/export/exporter.js";
 import { buildTree, buildTreeAsync, Importer } from "../src/export/importer.js";
 import type { ExportNode } from "../src/export/types.js";
 import { decodeItems, decodeSnapshotItems, encodeItems, encodeSnapshotItems, type SnapshotItem } from "../src/export/wire.js";
-import { equalBytes, toHex } from "../src/tree/encoding.js";
+import { concatBytes, equalBytes, toHex } from "../src/tree/encoding.js";
 import { EMPTY_HASH } from "../src/tree/hash.js";
 import { Mutator } from "../src/tree/mutate.js";
 import { hashNode, MEMORY_SOURCE, type Node } from "../src/tree/node.js";
 import { indexOf } from "../src/tree/read.js";
 import { memoryValue, RootView } from "../src/tree/root-view.js";
-import { b, treehashOps } from "./helpers.js";
+import { b, randomBytes, rng, treehashOps } from "./helpers.js";
 
 type Op = ["s", Uint8Array, Uint8Array] | ["d", Uint8Array];
 
@@ -37,34 +37,8 @@ function exportAll(root: Node | undefined): ExportNode[] {
   return [...exportNodes(root, MEMORY_SOURCE, memoryValue)];
 }
 
-function concat(parts: Iterable<Uint8Array>): Uint8Array {
-  const list = [...parts];
-  const out = new Uint8Array(list.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of list) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
-/** Seeded PRNG (mulberry32): deterministic tests. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
-function randomBytes(rand: () => number, n: number): Uint8Array {
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = Math.floor(rand() * 256);
-  return out;
-}
 
 /** Splits `bytes` into chunks of random sizes (many of 1 byte, some large), as a network would. */
 function* randomChunks(bytes: Uint8Array, rand: () => number): Generator<Uint8Array> {
@@ -122,7 +96,7 @@ function largeTree(): { root: Node | undefined; version: number } {
 
 /** About 50,000 keys over three versions of creates, updates and deletes. */
 function largeVersions(): Op[][] {
-  const rand = prng(49872768940 % 2 ** 32);
+  const rand = rng(49872768940 % 2 ** 32);
   const live: Uint8Array[] = [];
   const seen = new Set<string>();
   const fresh = (): Uint8Array => {
@@ -345,8 +319,8 @@ describe("wire format", () => {
   it("round trips the 50,000-key tree through random chunk boundaries", async () => {
     const { root, version } = largeTree();
     const nodes = exportAll(root);
-    const bytes = concat(encodeItems(nodes));
-    const decoded = await collect(decodeItems(randomChunks(bytes, prng(7))));
+    const bytes = concatBytes(...encodeItems(nodes));
+    const decoded = await collect(decodeItems(randomChunks(bytes, rng(7))));
     expect(decoded.length).toBe(nodes.length);
     for (let i = 0; i < nodes.length; i++) {
       const a = nodes[i]!;
@@ -364,22 +338,22 @@ describe("wire format", () => {
 
   it("round trips the TestTreeHash tree and its decoded keys do not alias the chunks", async () => {
     const { root, version } = buildRoot(treehashOps().map((v) => v.ops));
-    const bytes = concat(encodeItems(exportAll(root)));
-    const chunks = [...randomChunks(bytes, prng(9))];
+    const bytes = concatBytes(...encodeItems(exportAll(root)));
+    const chunks = [...randomChunks(bytes, rng(9))];
     const decoded = await collect(decodeItems(chunks));
     for (const c of chunks) c.fill(0);
     const copy = buildTree(decoded, { version });
     expectSameReads(version, root, copy);
     // And straight from the decoder into the importer.
-    const streamed = await buildTreeAsync(decodeItems(randomChunks(bytes, prng(8))), { version });
+    const streamed = await buildTreeAsync(decodeItems(randomChunks(bytes, rng(8))), { version });
     expect(toHex(rootHash(streamed))).toBe(toHex(rootHash(root)));
   });
 
   it("round trips the wrapped SnapshotItem form", async () => {
     const { root } = buildRoot(basicVersions());
     const nodes = exportAll(root);
-    const bytes = concat(encodeSnapshotItems([{ name: "bank", nodes }, { name: "empty", nodes: [] }]));
-    const items = await collect(decodeSnapshotItems(randomChunks(bytes, prng(10))));
+    const bytes = concatBytes(...encodeSnapshotItems([{ name: "bank", nodes }, { name: "empty", nodes: [] }]));
+    const items = await collect(decodeSnapshotItems(randomChunks(bytes, rng(10))));
     const expected: SnapshotItem[] = [
       { kind: "store", name: "bank" },
       ...nodes.map((node): SnapshotItem => ({ kind: "iavl", node })),
@@ -395,7 +369,7 @@ describe("wire format", () => {
       await new Promise<never>(() => {});
     }
     await expect(collect(decodeItems(hostile()))).rejects.toThrow(/item 0 at byte 0: length .* exceeds the limit/);
-    const ok = concat(encodeItems([{ key: b("k"), value: new Uint8Array(100), version: 1, height: 0 }]));
+    const ok = concatBytes(...encodeItems([{ key: b("k"), value: new Uint8Array(100), version: 1, height: 0 }]));
     await expect(collect(decodeItems([ok], { maxItemBytes: 50 }))).rejects.toThrow(/exceeds the limit of 50/);
   });
 

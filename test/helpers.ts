@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { IavlError } from "../src/errors.js";
 import { fromHex, utf8 } from "../src/tree/encoding.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -46,3 +47,33 @@ export function readVector<T>(name: string): T {
 
 export const b = utf8;
 export const hex = fromHex;
+
+/** A small deterministic PRNG (mulberry32): seeded tests reproduce their failures. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `n` bytes from `next`. */
+export function randomBytes(next: () => number, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = Math.floor(next() * 256);
+  return out;
+}
+
+/** The code of the IavlError `fn` throws, undefined when it throws nothing; other errors propagate. */
+export function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof IavlError) return e.code;
+    throw e;
+  }
+  return undefined;
+}

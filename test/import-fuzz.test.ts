@@ -4,25 +4,15 @@ import { exportNodes } from "../src/export/exporter.js";
 import { Importer } from "../src/export/importer.js";
 import type { ExportNode } from "../src/export/types.js";
 import { decodeItems, DEFAULT_MAX_ITEM_BYTES, encodeItems } from "../src/export/wire.js";
-import { equalBytes, toHex, uvarint } from "../src/tree/encoding.js";
+import { concatBytes, equalBytes, toHex, uvarint } from "../src/tree/encoding.js";
 import { EMPTY_HASH } from "../src/tree/hash.js";
 import { Mutator } from "../src/tree/mutate.js";
 import { hashNode, MEMORY_SOURCE, type Node } from "../src/tree/node.js";
 import { memoryValue } from "../src/tree/root-view.js";
+import { rng } from "./helpers.js";
 
-/** Seeded PRNG (mulberry32), so every run damages the stream the same ways. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
-const rand = prng(20240607);
+const rand = rng(20240607);
 const int = (n: number): number => Math.floor(rand() * n);
 const bytes = (n: number): Uint8Array => Uint8Array.from({ length: n }, () => int(256));
 
@@ -62,16 +52,7 @@ const original: ExportNode[] = [...exportNodes(root, MEMORY_SOURCE, memoryValue)
 const originalHash = toHex(hashNode(root, MEMORY_SOURCE));
 const wireItems: Uint8Array[] = [...encodeItems(original)];
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-const wire = concat(wireItems);
+const wire = concatBytes(...wireItems);
 
 function* chunked(data: Uint8Array): Generator<Uint8Array> {
   for (let p = 0; p < data.length; ) {
@@ -217,27 +198,27 @@ const nodeDamage: Record<string, () => ExportNode[]> = {
 /** Damage to the wire bytes. */
 const wireDamage: Record<string, () => Uint8Array> = {
   "truncate at a random byte": () => wire.slice(0, int(wire.length)),
-  "append trailing garbage": () => concat([wire, bytes(1 + int(24))]),
+  "append trailing garbage": () => concatBytes(wire, bytes(1 + int(24))),
   "oversized length prefix": () => {
     const items = wireItems.slice();
     const i = int(items.length);
     const body = items[i]!.subarray(1); // every item here is < 128 bytes: a one-byte prefix
-    items[i] = concat([uvarint(DEFAULT_MAX_ITEM_BYTES + 1 + int(2 ** 40)), body]);
-    return concat(items);
+    items[i] = concatBytes(uvarint(DEFAULT_MAX_ITEM_BYTES + 1 + int(2 ** 40)), body);
+    return concatBytes(...items);
   },
   "flip a wire byte": () => flipByte(wire),
   "insert a wire byte": () => {
     const p = int(wire.length + 1);
-    return concat([wire.subarray(0, p), bytes(1), wire.subarray(p)]);
+    return concatBytes(wire.subarray(0, p), bytes(1), wire.subarray(p));
   },
   "delete a wire byte": () => {
     const p = int(wire.length);
-    return concat([wire.subarray(0, p), wire.subarray(p + 1)]);
+    return concatBytes(wire.subarray(0, p), wire.subarray(p + 1));
   },
   "node damage sent over the wire": () => {
     const kinds = Object.keys(nodeDamage);
     lastNodeDamage = kinds[int(kinds.length)]!;
-    return concat([...encodeItems(nodeDamage[lastNodeDamage]!())]);
+    return concatBytes(...encodeItems(nodeDamage[lastNodeDamage]!()));
   },
 };
 /** Which node damage "node damage sent over the wire" applied last. */

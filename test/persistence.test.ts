@@ -6,29 +6,9 @@ import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { IavlError, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { b, treehashOps } from "./helpers.js";
+import { b, codeOf, rng, treehashOps } from "./helpers.js";
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof IavlError) return e.code;
-    throw e;
-  }
-  return undefined;
-}
 
-/** A deterministic PRNG (mulberry32) so that failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("Tree.open", () => {
   it("reopens the treehash store with a tiny memory budget and keeps all four hashes", () => {

@@ -4,26 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IavlError, toHex, type CommitmentProof, type ReadonlyTree, type Tree } from "../src/index.js";
 import { compareBytes } from "../src/tree/encoding.js";
 import { backends } from "./backends.js";
-import { b, hex, readVector, treehashOps } from "./helpers.js";
+import { b, hex, randomBytes, readVector, rng, treehashOps } from "./helpers.js";
 import { checkIavlOps, checkProof, GO_DEFAULT_MAX_DEPTH } from "./ics23-rules.js";
 
-/** A small deterministic PRNG (mulberry32), so that a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
-function randomBytes(next: () => number, len: number): Uint8Array {
-  const out = new Uint8Array(len);
-  for (let i = 0; i < len; i++) out[i] = Math.floor(next() * 256);
-  return out;
-}
 
 function concatBytes(a: Uint8Array, c: Uint8Array): Uint8Array {
   const out = new Uint8Array(a.length + c.length);

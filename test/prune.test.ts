@@ -2,9 +2,10 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
-import { IavlError, toHex, Tree } from "../src/index.js";
+import { toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
+import { codeOf } from "./helpers.js";
 
 /** Expected hash and a sample of contents per version, from a memory tree fed the same operations. */
 function model(upTo: number): { hashes: string[]; tree: Tree } {
@@ -17,15 +18,6 @@ function model(upTo: number): { hashes: string[]; tree: Tree } {
   return { hashes, tree };
 }
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof IavlError) return e.code;
-    throw e;
-  }
-  return undefined;
-}
 
 describe("prune", () => {
   it("prunes in a worker while commits go on; kept versions keep hashes, reads and proofs; pruned ones are refused", async () => {

@@ -4,26 +4,17 @@
  * leaf `uvarint(len name) ‖ name ‖ uvarint(32) ‖ sha256(store root hash)`.
  * @module
  */
-import { putUvarint, utf8 } from "../tree/encoding.js";
+import { concatBytes, putUvarint, utf8 } from "../tree/encoding.js";
 import { EMPTY_HASH, sha256 } from "../tree/hash.js";
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
 /** RFC 6962 Merkle root of `items`: leaves hashed with a 0x00 prefix, inner nodes with 0x01, split at the largest power of two below n. */
 export function merkleRoot(items: Uint8Array[]): Uint8Array {
   if (items.length === 0) return EMPTY_HASH;
-  if (items.length === 1) return sha256(concat([new Uint8Array([0]), items[0]!]));
+  if (items.length === 1) return sha256(concatBytes(new Uint8Array([0]), items[0]!));
   let k = 1;
   while (k * 2 < items.length) k *= 2;
-  return sha256(concat([new Uint8Array([1]), merkleRoot(items.slice(0, k)), merkleRoot(items.slice(k))]));
+  return sha256(concatBytes(new Uint8Array([1]), merkleRoot(items.slice(0, k)), merkleRoot(items.slice(k))));
 }
 
 /** The leaf bytes of one store: its length-prefixed name and the length-prefixed sha256 of its root hash. */

@@ -5,7 +5,7 @@
  */
 import { ics23 } from "@confio/ics23";
 import { IavlError } from "../errors.js";
-import { putVarint } from "./encoding.js";
+import { concatBytes, putVarint } from "./encoding.js";
 import type { Node, NodeSource } from "./node.js";
 import { indexOf, leafAt, pathTo } from "./read.js";
 
@@ -19,17 +19,6 @@ function header(values: number[]): Uint8Array {
   return buf.subarray(0, p);
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
 const LEN32 = new Uint8Array([32]);
 
@@ -51,9 +40,9 @@ function existence(root: Node, key: Uint8Array, src: NodeSource, valueOf: ValueO
     const l = src.left(n);
     const r = src.right(n);
     if (l === path[i + 1]) {
-      ops.push({ hash: ics23.HashOp.SHA256, prefix: concat(hdr, LEN32), suffix: concat(LEN32, hashOf(r)) });
+      ops.push({ hash: ics23.HashOp.SHA256, prefix: concatBytes(hdr, LEN32), suffix: concatBytes(LEN32, hashOf(r)) });
     } else {
-      ops.push({ hash: ics23.HashOp.SHA256, prefix: concat(hdr, LEN32, hashOf(l), LEN32), suffix: new Uint8Array(0) });
+      ops.push({ hash: ics23.HashOp.SHA256, prefix: concatBytes(hdr, LEN32, hashOf(l), LEN32), suffix: new Uint8Array(0) });
     }
   }
   return {
