@@ -2,7 +2,12 @@
  * The mutable tree: a working state over the last committed version, and the committed versions behind it.
  * @module
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { openStore, WorkingSet } from "../checkpoint/working-set.js";
 import { IavlError } from "../errors.js";
+import { importStore } from "../export/store-import.js";
+import type { ExportNode } from "../export/types.js";
 import {
   importOptionsSchema,
   memoryOptionsSchema,
@@ -12,16 +17,12 @@ import {
   type MemoryOptions,
   type OpenOptions,
 } from "../options.js";
-import { importStore } from "../export/store-import.js";
 import type { PruneResult } from "../prune/pruner.js";
-import { rollbackStore } from "../sqlite/rollback.js";
 import { STORE_FILE } from "../sqlite/connection.js";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { StoreWriter } from "../sqlite/store.js";
 import { ReadOnlyStore } from "../sqlite/read-only-store.js";
-import type { ExportNode } from "../export/types.js";
-import { openStore, WorkingSet } from "../checkpoint/working-set.js";
+import { rollbackStore } from "../sqlite/rollback.js";
+import { LEAF_BASE } from "../sqlite/shards.js";
+import { StoreWriter } from "../sqlite/store.js";
 import type { Backend, Change, Op, PruneOptions } from "./backend.js";
 import { keyId } from "./encoding.js";
 import { EMPTY_HASH } from "./hash.js";
@@ -33,7 +34,6 @@ import type { CommitmentProof } from "./proof.js";
 import { findLeaf } from "./read.js";
 import type { ReadonlyTree } from "./snapshot.js";
 import { checkBound, checkKey, checkValue, checkVersion } from "./validate.js";
-import { LEAF_BASE } from "../sqlite/shards.js";
 
 /** What {@link Tree.commit} returns. */
 export interface CommitResult {
