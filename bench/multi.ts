@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { MultiTree } from "../src/index.js";
 import { maybeGc, timeNs, type Report } from "./report.js";
-import { applyToTree, byStore, copyStore, countChanges, loadInitial, openPlains, openStores, removeDir, scaleValues, scratchDir, withInitialSize } from "./stores.js";
+import { applyToTree, byStore, commitVersion, copyStore, countChanges, loadInitial, openPlains, openStores, removeDir, scaleValues, scratchDir, withInitialSize } from "./stores.js";
 import { MIXED, Workload } from "./workload.js";
 
 const SECTION = "multi";
@@ -57,10 +57,7 @@ export async function runMulti(report: Report, opts: { quick: boolean }): Promis
     const separate = join(root, "separate");
     for (const n of names) copyStore(join(template, n), join(separate, n));
     const trees = openStores(separate, names);
-    const single = phase((groups) => {
-      groups.forEach((g, i) => applyToTree(trees[i]!, g));
-      for (const t of trees) t.commit();
-    });
+    const single = phase((groups) => commitVersion(trees, groups));
     for (const t of trees) t.close();
 
     report.log(`[${SECTION}] ${versions} versions on a MultiTree`);

@@ -22,23 +22,7 @@ import { Tree } from "../src/index.js";
 import { equalBytes } from "../src/tree/encoding.js";
 import { encodeFrame, type GrowResult } from "./grow-protocol.js";
 import { maybeGc, median, timeNs, type Report } from "./report.js";
-import {
-  applyToTree,
-  byStore,
-  copyStore,
-  countChanges,
-  dirBytes,
-  loadInitial,
-  mib,
-  openPlains,
-  openStores,
-  PlainKv,
-  removeDir,
-  scaleValues,
-  scratchDir,
-  shareGrown,
-  withInitialSize,
-} from "./stores.js";
+import { applyToTree, byStore, commitVersion, copyStore, countChanges, dirBytes, loadInitial, mib, openPlains, openStores, PlainKv, removeDir, scaleValues, scratchDir, shareGrown, withInitialSize } from "./stores.js";
 import { BANK, growTo, MIXED, Rng, Workload, type Change, type StoreProfile } from "./workload.js";
 
 const SECTION = "persistent";
@@ -374,10 +358,7 @@ async function mixed(report: Report, dir: string, quick: boolean): Promise<void>
     try {
       for (let v = 0; v < versions; v++) {
         const groups = byStore(names, w.nextVersion());
-        const ns = timeNs(() => {
-          for (let i = 0; i < names.length; i++) applyToTree(trees[i]!, groups[i]!);
-          for (const t of trees) t.commit();
-        });
+        const ns = timeNs(() => commitVersion(trees, groups));
         r.ops += countChanges(groups);
         r.ns += ns;
         r.perVersionNs.push(ns);

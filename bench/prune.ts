@@ -15,21 +15,7 @@ import { join } from "node:path";
 import { Tree } from "../src/index.js";
 import { equalBytes } from "../src/tree/encoding.js";
 import { maybeGc, median, percentile, sum, timeNs, type Report } from "./report.js";
-import {
-  applyToTree,
-  byStore,
-  copyStore,
-  dirBytes,
-  loadInitial,
-  mib,
-  openStores,
-  removeDir,
-  scaleOps,
-  scaleValues,
-  scratchDir,
-  tick,
-  withInitialSize,
-} from "./stores.js";
+import { applyToTree, byStore, commitVersion, copyStore, dirBytes, loadInitial, mib, openStores, removeDir, scaleOps, scaleValues, scratchDir, tick, withInitialSize } from "./stores.js";
 import { BANK, MIXED, Workload, type Change, type StoreProfile } from "./workload.js";
 
 const SECTION = "prune";
@@ -79,10 +65,7 @@ async function latencyUnderPrune(report: Report, dir: string, quick: boolean): P
     loadInitial(w, names, trees);
     for (let v = 2; v <= history; v++) {
       const groups = byStore(names, w.nextVersion());
-      buildNs += timeNs(() => {
-        for (let i = 0; i < names.length; i++) applyToTree(trees[i]!, groups[i]!);
-        for (const t of trees) t.commit();
-      });
+      buildNs += timeNs(() => commitVersion(trees, groups));
       if (v % 250 === 0) report.log(`[${SECTION}]   v${v}, ${(buildNs / 1e9).toFixed(0)} s`);
     }
     for (const t of trees) t.close();
@@ -104,10 +87,7 @@ async function latencyUnderPrune(report: Report, dir: string, quick: boolean): P
       for (let v = 0; v < measured; v++) {
         const groups = byStore(names, w.nextVersion());
         r.ns.push(
-          timeNs(() => {
-            for (let i = 0; i < names.length; i++) applyToTree(trees[i]!, groups[i]!);
-            for (const t of trees) t.commit();
-          }),
+          timeNs(() => commitVersion(trees, groups)),
         );
         r.overlapped.push(running);
         if (withPrune && v === 0) {

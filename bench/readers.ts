@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { maybeGc, median, timeNs, type Report } from "./report.js";
 import type { Fact, ReaderResult } from "./reader-child.js";
-import { applyToTree, byStore, copyStore, countChanges, loadInitial, openStores, removeDir, scaleValues, scratchDir, withInitialSize } from "./stores.js";
+import { byStore, commitVersion, copyStore, countChanges, loadInitial, openStores, removeDir, scaleValues, scratchDir, withInitialSize } from "./stores.js";
 import { MIXED, Workload, type Change } from "./workload.js";
 
 const SECTION = "readers";
@@ -117,10 +117,7 @@ export async function runReaders(report: Report, opts: ReadersOptions): Promise<
         for (let v = 0; v < versions; v++) {
           const changes = w.nextVersion();
           const groups = byStore(names, changes);
-          const ns = timeNs(() => {
-            for (let i = 0; i < names.length; i++) applyToTree(trees[i]!, groups[i]!);
-            for (const t of trees) t.commit();
-          });
+          const ns = timeNs(() => commitVersion(trees, groups));
           r.ops += countChanges(groups);
           r.ns += ns;
           r.perVersionNs.push(ns);

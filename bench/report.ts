@@ -70,20 +70,12 @@ export interface Row {
 }
 
 /** What {@link Report.add} takes; the ratio and pass are computed. */
-export interface RowInput {
-  section: string;
-  name: string;
-  value: number;
-  unit: string;
-  floorName: string;
-  floorValue: number;
+export interface RowInput extends Pick<Row, "section" | "name" | "value" | "unit" | "floorName" | "floorValue" | "target" | "note"> {
   /**
    * True for rates (ops/s) where more is better: the ratio is then floor / value. Default: true when the unit ends
    * in "/s", false otherwise (times, bytes, counts: ratio = value / floor).
    */
   higherIsBetter?: boolean;
-  target?: number;
-  note?: string;
 }
 
 /** Header facts about the run. */

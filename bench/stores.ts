@@ -175,6 +175,12 @@ export function applyToTree(tree: Tree, changes: readonly Change[]): void {
   }
 }
 
+/** Applies one version's per-store changes (as {@link byStore} splits them) to `trees`, then commits each tree. */
+export function commitVersion(trees: readonly Tree[], groups: readonly (readonly Change[])[]): void {
+  for (let i = 0; i < trees.length; i++) applyToTree(trees[i]!, groups[i]!);
+  for (const t of trees) t.commit();
+}
+
 /** Splits one version's interleaved changes by store, keeping each store's order (which is all the shape needs). */
 export function byStore(names: readonly string[], changes: readonly Change[]): Change[][] {
   const idx = new Map(names.map((n, i) => [n, i]));
