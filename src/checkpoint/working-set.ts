@@ -188,21 +188,7 @@ export class WorkingSet implements Backend {
     if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
     const row = this.store.version(version);
     if (row === undefined) throw notKept(this.store, version);
-    const read = <T>(fn: () => T): T => {
-      guard();
-      // A prune deletes the version row before any data the version reads, so a row still present after the
-      // read proves the read saw the version whole.
-      let r: T;
-      try {
-        r = fn();
-      } catch (e) {
-        if (this.store.version(version) === undefined) throw notKept(this.store, version);
-        throw e;
-      }
-      if (this.store.version(version) === undefined) throw notKept(this.store, version);
-      return r;
-    };
-    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(true), read, guard);
+    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(true), guard);
   }
 
   /** The tree of a committed version: the live one, a checkpoint, or a replay from the checkpoint before it. */

@@ -135,21 +135,7 @@ export class ReadOnlyStore implements ReadonlyTree {
   }
 
   private view(row: VersionRow): ReadonlyTree {
-    const read = <T>(fn: () => T): T => {
-      this.open();
-      // Pruning deletes the version row before anything the version reads: if the row is still there after the
-      // read, the read saw the version whole.
-      let r: T;
-      try {
-        r = fn();
-      } catch (e) {
-        if (this.store.version(row.version) === undefined) throw pruned(row.version);
-        throw e;
-      }
-      if (this.store.version(row.version) === undefined) throw pruned(row.version);
-      return r;
-    };
-    return new StoreView(this.store, row, () => this.rootOf(row), this.src, this.src.uncached(true), read, () => this.open());
+    return new StoreView(this.store, row, () => this.rootOf(row), this.src, this.src.uncached(true), () => this.open());
   }
 
   private rootOf(row: VersionRow): Node | undefined {
@@ -165,6 +151,3 @@ export class ReadOnlyStore implements ReadonlyTree {
   }
 }
 
-function pruned(version: number): IavlError {
-  return new IavlError("VERSION_PRUNED", `version ${version} was pruned while it was being read`);
-}

@@ -25,6 +25,10 @@ export function storedValue(store: StoreReader): ValueOf {
 
 const NO_VALUE = new Uint8Array(0);
 
+function pruned(version: number): IavlError {
+  return new IavlError("VERSION_PRUNED", `version ${version} was pruned while it was being read`);
+}
+
 /** Reads of one committed version of a store. */
 export class StoreView implements ReadonlyTree {
   constructor(
@@ -35,11 +39,26 @@ export class StoreView implements ReadonlyTree {
     private readonly src: NodeSource,
     /** A source that loads without caching, for one-pass walks. */
     private readonly walkSrc: NodeSource,
-    /** Runs a read so that it sees the version whole, or throws when the version is gone (pruned, closed). */
-    private readonly read: <T>(fn: () => T) => T,
-    /** Throws when the owner was closed: checked between the rows of an iteration. */
+    /** Throws when the owner was closed: checked before every read and between the rows of an iteration. */
     private readonly alive: () => void,
   ) {}
+
+  /**
+   * Runs a read so that it sees the version whole, or throws `VERSION_PRUNED`. A prune deletes the version row
+   * before any data the version reads, so a row still present after the read proves the read saw the version whole.
+   */
+  private readonly read = <T>(fn: () => T): T => {
+    this.alive();
+    let r: T;
+    try {
+      r = fn();
+    } catch (e) {
+      if (this.store.version(this.row.version) === undefined) throw pruned(this.row.version);
+      throw e;
+    }
+    if (this.store.version(this.row.version) === undefined) throw pruned(this.row.version);
+    return r;
+  };
 
   get version(): number {
     return this.row.version;
