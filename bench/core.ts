@@ -12,7 +12,7 @@ import crypto from "node:crypto";
 import { syncBuiltinESMExports } from "node:module";
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 import { Tree } from "../src/index.js";
-import { sha256 as treeSha256 } from "../src/tree/hash.js";
+import { sha256 as treeSha256 } from "../src/base/hash.js";
 import { consume, maybeGc, median, sum, timeNs, type Report } from "./report.js";
 
 const SECTION = "core";

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { Tree } from "../src/index.js";
-import { equalBytes } from "../src/tree/encoding.js";
+import { equalBytes } from "../src/base/bytes.js";
 import { encodeFrame, type GrowResult } from "./grow-protocol.js";
 import { maybeGc, median, timeNs, type Report } from "./report.js";
 import { applyToTree, byStore, commitVersion, copyStore, countChanges, dirBytes, loadInitial, mib, openPlains, openStores, PlainKv, removeDir, scaleValues, scratchDir, shareGrown, withInitialSize } from "./stores.js";

@@ -13,7 +13,7 @@
  */
 import { join } from "node:path";
 import { Tree } from "../src/index.js";
-import { equalBytes } from "../src/tree/encoding.js";
+import { equalBytes } from "../src/base/bytes.js";
 import { maybeGc, median, percentile, sum, timeNs, type Report } from "./report.js";
 import { applyToTree, byStore, commitVersion, copyStore, dirBytes, loadInitial, mib, openStores, removeDir, scaleOps, scaleValues, scratchDir, tick, withInitialSize } from "./stores.js";
 import { BANK, MIXED, Workload, type Change, type StoreProfile } from "./workload.js";

@@ -14,13 +14,6 @@ export function timeNs(fn: () => unknown): number {
   return Number(process.hrtime.bigint() - t0);
 }
 
-/** Runs `fn` and returns its result together with the elapsed milliseconds. */
-export function timeIt<T>(fn: () => T): { ms: number; result: T } {
-  const t0 = process.hrtime.bigint();
-  const result = fn();
-  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, result };
-}
-
 /** The `p`-quantile (0 ≤ p ≤ 1) of `xs`, linear between order statistics; NaN for an empty list. */
 export function percentile(xs: readonly number[], p: number): number {
   if (xs.length === 0) return Number.NaN;
@@ -49,9 +42,9 @@ export function maybeGc(): void {
 }
 
 /** Keeps results alive so the optimiser cannot drop the work that produced them. */
-export let blackhole: unknown;
+const sink: unknown[] = [undefined];
 export function consume(x: unknown): void {
-  blackhole = x;
+  sink[0] = x;
 }
 
 /** One line of the report. `ratio` is always "cost relative to the floor": 1 = as fast as the floor, > 1 = slower. */

@@ -15,8 +15,8 @@
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { Tree, type ExportNode } from "../src/index.js";
-import { equalBytes } from "../src/tree/encoding.js";
-import { innerHash, leafHash, sha256 } from "../src/tree/hash.js";
+import { equalBytes } from "../src/base/bytes.js";
+import { innerHash, leafHash, sha256 } from "../src/base/hash.js";
 import { LEAF_BASE } from "../src/sqlite/shards.js";
 import { consume, maybeGc, timeNs, type Report } from "./report.js";
 import { applyToTree, dirBytes, mib, removeDir, scratchDir, takeGrown } from "./stores.js";

@@ -2,19 +2,20 @@
  * iavlite: a versioned Merkle AVL tree (IAVL) stored in SQLite, hash-exact with cosmos/iavl.
  * @packageDocumentation
  */
-export { Tree, type CommitResult } from "./tree/tree.js";
-export type { ReadonlyTree } from "./tree/snapshot.js";
-export type { ReadOnlyStore } from "./sqlite/read-only-store.js";
-export type { IterateOptions } from "./tree/iterator.js";
+export { Tree, type CommitResult } from "./api/tree.js";
+export type { ReadonlyTree } from "./tree/readonly-tree.js";
+export type { ReadOnlyStore } from "./checkpoint/read-only-store.js";
+export type { IterateOptions } from "./tree/iterate.js";
 export type { CommitmentProof } from "./tree/proof.js";
-export { IavlError, isIavlError, type ErrorCode } from "./errors.js";
-export type { MemoryOptions, OpenOptions, ImportOptions } from "./options.js";
-export { EMPTY_HASH } from "./tree/hash.js";
-export { toHex, fromHex } from "./tree/encoding.js";
-export type { ExportNode } from "./export/types.js";
+export { IavlError, isIavlError, type ErrorCode } from "./base/errors.js";
+export type { MemoryOptions, OpenOptions, ImportOptions } from "./api/options.js";
+export { EMPTY_HASH } from "./base/hash.js";
+export { toHex, fromHex } from "./base/bytes.js";
+export type { ExportNode } from "./tree/export-node.js";
+export type { AuditReport, AuditOptions } from "./tree/audit.js";
 export type { PruneResult, PruneProgress } from "./prune/pruner.js";
-export type { PruneOptions } from "./tree/backend.js";
-export { Importer, buildTree, buildTreeAsync, type ImporterOptions } from "./export/importer.js";
+export type { PruneOptions } from "./api/backend.js";
+export { Importer, buildTree, buildTreeAsync, type ImporterOptions } from "./tree/importer.js";
 export {
   encodeItems,
   decodeItems,
@@ -22,6 +23,6 @@ export {
   decodeSnapshotItems,
   type SnapshotItem,
   type DecodeLimits,
-} from "./export/wire.js";
-export { MultiTree, type MultiTreeOptions, type MultiCommitResult } from "./multi/multi-tree.js";
-export { commitInfoHash } from "./multi/commit-info.js";
+} from "./sync/wire.js";
+export { MultiTree, type MultiTreeOptions, type MultiCommitResult } from "./api/multi-tree.js";
+export { commitInfoHash } from "./api/commit-info.js";

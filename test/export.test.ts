@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
-import { exportNodes } from "../src/export/exporter.js";
-import { buildTree, buildTreeAsync, Importer } from "../src/export/importer.js";
-import type { ExportNode } from "../src/export/types.js";
-import { decodeItems, decodeSnapshotItems, encodeItems, encodeSnapshotItems, type SnapshotItem } from "../src/export/wire.js";
-import { concatBytes, equalBytes, toHex } from "../src/tree/encoding.js";
-import { EMPTY_HASH } from "../src/tree/hash.js";
+import { exportNodes } from "../src/tree/export-walk.js";
+import { buildTree, buildTreeAsync, Importer } from "../src/tree/importer.js";
+import type { ExportNode } from "../src/tree/export-node.js";
+import { decodeItems, decodeSnapshotItems, encodeItems, encodeSnapshotItems, type SnapshotItem } from "../src/sync/wire.js";
+import { concatBytes, equalBytes, toHex } from "../src/base/bytes.js";
+import { EMPTY_HASH } from "../src/base/hash.js";
 import { Mutator } from "../src/tree/mutate.js";
 import { hashNode, MEMORY_SOURCE, type Node } from "../src/tree/node.js";
 import { indexOf } from "../src/tree/read.js";

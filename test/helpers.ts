@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { IavlError } from "../src/errors.js";
-import { fromHex, utf8 } from "../src/tree/encoding.js";
+import { IavlError } from "../src/base/errors.js";
+import { fromHex, utf8 } from "../src/base/bytes.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 

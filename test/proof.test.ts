@@ -2,7 +2,7 @@ import { ics23, iavlSpec, verifyMembership, verifyNonMembership } from "@confio/
 import { batchVerifyMembership, batchVerifyNonMembership } from "@confio/ics23/build/ics23.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IavlError, toHex, type CommitmentProof, type ReadonlyTree, type Tree } from "../src/index.js";
-import { compareBytes } from "../src/tree/encoding.js";
+import { compareBytes } from "../src/base/bytes.js";
 import { backends } from "./backends.js";
 import { b, hex, randomBytes, readVector, rng, treehashOps } from "./helpers.js";
 import { checkIavlOps, checkProof, GO_DEFAULT_MAX_DEPTH } from "./ics23-rules.js";

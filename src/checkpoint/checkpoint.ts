@@ -4,7 +4,8 @@
  * @module
  */
 import type { Node } from "../tree/node.js";
-import type { BranchRow } from "../sqlite/store.js";
+import type { BranchRow } from "../sqlite/rows.js";
+import { branchRow } from "./node-rows.js";
 
 /** The branches to write at a checkpoint, and how to undo their numbering if the write fails. */
 export interface CheckpointBatch {
@@ -21,44 +22,30 @@ export function collectDirty(root: Node | undefined): CheckpointBatch {
   const rows: BranchRow[] = [];
   const numbered: Node[] = [];
   const next = new Map<number, number>();
+  const undo = (): void => {
+    for (const n of numbered) n.seq = 0;
+  };
   if (root !== undefined && root.seq === 0 && root.height > 0) {
     const stack: Array<[Node, boolean]> = [[root, false]];
-    while (stack.length > 0) {
-      const [n, childrenDone] = stack.pop()!;
-      const l = n.left;
-      const r = n.right;
-      if (n.height === 0) throw new Error("iavlite: checkpoint found a leaf that was never stored");
-      if (!childrenDone) {
-        stack.push([n, true]);
-        if (r !== undefined && r.seq === 0) stack.push([r, false]);
-        if (l !== undefined && l.seq === 0) stack.push([l, false]);
-        continue;
+    try {
+      while (stack.length > 0) {
+        const [n, childrenDone] = stack.pop()!;
+        if (!childrenDone) {
+          stack.push([n, true]);
+          if (n.right !== undefined && n.right.seq === 0) stack.push([n.right, false]);
+          if (n.left !== undefined && n.left.seq === 0) stack.push([n.left, false]);
+          continue;
+        }
+        const seq = (next.get(n.version) ?? 0) + 1;
+        next.set(n.version, seq);
+        n.seq = seq;
+        numbered.push(n);
+        rows.push(branchRow(n));
       }
-      const seq = (next.get(n.version) ?? 0) + 1;
-      next.set(n.version, seq);
-      n.seq = seq;
-      numbered.push(n);
-      const lk = l ?? n.leftKey;
-      const rk = r ?? n.rightKey;
-      if (lk === undefined || rk === undefined || n.hash === undefined) throw new Error("iavlite: checkpoint of an unhashed or incomplete node");
-      rows.push({
-        version: n.version,
-        seq,
-        key: n.key,
-        height: n.height,
-        size: n.size,
-        hash: n.hash,
-        leftVersion: lk.version,
-        leftSeq: lk.seq,
-        rightVersion: rk.version,
-        rightSeq: rk.seq,
-      });
+    } catch (e) {
+      undo();
+      throw e;
     }
   }
-  return {
-    rows,
-    undo: () => {
-      for (const n of numbered) n.seq = 0;
-    },
-  };
+  return { rows, undo };
 }

@@ -3,10 +3,13 @@
  * subtrees are evicted again to keep memory within budget.
  * @module
  */
-import { IavlError } from "../errors.js";
-import { sha256 } from "../tree/hash.js";
+import { IavlError } from "../base/errors.js";
+import { sha256 } from "../base/hash.js";
 import { Node, type NodeKey, type NodeSource } from "../tree/node.js";
-import { LEAF_BASE, type StoreReader, type VersionRow } from "../sqlite/store.js";
+import { LEAF_BASE } from "../sqlite/shards.js";
+import type { StoreReader } from "../sqlite/store-reader.js";
+import type { VersionRow } from "../sqlite/rows.js";
+import { branchNode, leafNode } from "./node-rows.js";
 
 const NO_KEY = new Uint8Array(0);
 
@@ -73,26 +76,14 @@ export class StoreSource implements NodeSource {
     if (key === undefined) throw new IavlError("CORRUPT", `node ${parent?.version}/${parent?.seq} has a child neither in memory nor in storage`);
     this.loads++;
     if (key.seq >= LEAF_BASE) {
-      const r = this.store.leaf(key.version, key.seq);
-      if (r === undefined) throw missing(key);
-      const n = new Node(r.key, undefined, key.version, 0, 1);
-      n.hash = r.hash;
-      n.seq = key.seq;
-      return n;
+      const leaf = this.store.leaf(key.version, key.seq);
+      if (leaf !== undefined) return leafNode(leaf);
+    } else {
+      const branch = this.store.branch(key.version, key.seq);
+      if (branch !== undefined) return branchNode(branch);
     }
-    const b = this.store.branch(key.version, key.seq);
-    if (b === undefined) throw missing(key);
-    const n = new Node(b.key, undefined, b.version, b.height, b.size);
-    n.hash = b.hash;
-    n.seq = b.seq;
-    n.leftKey = { version: b.leftVersion, seq: b.leftSeq };
-    n.rightKey = { version: b.rightVersion, seq: b.rightSeq };
-    return n;
+    throw new IavlError("CORRUPT", `node ${key.version}/${key.seq} is missing from the store`);
   }
-}
-
-function missing(key: NodeKey): IavlError {
-  return new IavlError("CORRUPT", `node ${key.version}/${key.seq} is missing from the store`);
 }
 
 /**

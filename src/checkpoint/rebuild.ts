@@ -3,18 +3,23 @@
  * after it, checked against the version's recorded root hash.
  * @module
  */
-import { IavlError } from "../errors.js";
-import { equalBytes, toHex } from "../tree/encoding.js";
-import { EMPTY_HASH } from "../tree/hash.js";
+import { IavlError } from "../base/errors.js";
+import { equalBytes, toHex } from "../base/bytes.js";
+import { EMPTY_HASH, innerHash, leafHash, sha256 } from "../base/hash.js";
 import { Mutator } from "../tree/mutate.js";
 import { hashNode, type Node } from "../tree/node.js";
-import type { StoreReader, VersionRow } from "../sqlite/store.js";
-import type { StoreSource } from "./node-source.js";
+import type { VersionRow } from "../sqlite/rows.js";
+import type { StoreReader } from "../sqlite/store-reader.js";
+import { StoreSource } from "./node-source.js";
 import { replayVersion } from "./replay.js";
 
-/** The tree of `row`'s version; throws `CORRUPT` when the replay does not reach the recorded hash. */
+/** The tree of `row`'s version; throws `CORRUPT` when it does not reach the recorded hash. */
 export function rebuildVersion(store: StoreReader, src: StoreSource, row: VersionRow): Node | undefined {
-  if (row.checkpoint) return src.root(row);
+  if (row.checkpoint) {
+    const root = src.root(row);
+    checkRoot(store, src, root, row);
+    return root;
+  }
   const base = store.replayBase(row.version);
   let root = base === undefined ? undefined : src.root(base);
   const from = base === undefined ? store.firstVersion() : base.version + 1;
@@ -25,4 +30,53 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
     throw new IavlError("CORRUPT", `replaying to version ${row.version} gives root ${toHex(h)}, but the store recorded ${toHex(row.hash)}`);
   }
   return root;
+}
+
+/**
+ * Checks a checkpoint's stored root against its version row: the root's hash is recomputed from its children's stored
+ * hashes (or, for a one-key tree, from its value), so that a damaged root row is found when it is loaded, not when
+ * the next commit publishes a root hash built on it.
+ */
+function checkRoot(store: StoreReader, src: StoreSource, root: Node | undefined, row: VersionRow): void {
+  let got: Uint8Array;
+  if (root === undefined) got = EMPTY_HASH;
+  else if (root.height === 0) got = leafHash(root.key, sha256(store.valueAt(root.key, root.version) ?? new Uint8Array(0)), root.version);
+  else got = innerHash(root.height, root.size, root.version, hashNode(src.left(root), src), hashNode(src.right(root), src));
+  if (!equalBytes(got, row.hash) || (root?.hash !== undefined && !equalBytes(root.hash, row.hash))) {
+    throw new IavlError("CORRUPT", `the stored root of version ${row.version} hashes to ${toHex(got)}, but the store recorded ${toHex(row.hash)}`);
+  }
+}
+
+/** Nodes a rebuilt tree may load before it is dropped and rebuilt on demand, so that a long-lived reader stays bounded. */
+const MAX_LOADS = 500_000;
+
+/**
+ * The trees of historic versions, rebuilt on demand and the last one kept: a proof of an old version pays for its
+ * replay once, and the kept tree is dropped once it has loaded {@link MAX_LOADS} nodes. It has a node source of its
+ * own, so its nodes never mix with a writer's working set.
+ */
+export class RebuiltTrees {
+  readonly src: StoreSource;
+  private last: { row: VersionRow; root: Node | undefined } | undefined;
+
+  constructor(private readonly store: StoreReader) {
+    this.src = new StoreSource(store);
+  }
+
+  /** The tree of `row`'s version. */
+  root(row: VersionRow): Node | undefined {
+    // The hash too: after a rollback, the same version number may name another tree.
+    const last = this.last;
+    if (last !== undefined && last.row.version === row.version && equalBytes(last.row.hash, row.hash) && this.src.loads < MAX_LOADS) return last.root;
+    this.last = undefined;
+    this.src.loads = 0;
+    const root = rebuildVersion(this.store, this.src, row);
+    this.last = { row, root };
+    return root;
+  }
+
+  /** Drops the kept tree. */
+  clear(): void {
+    this.last = undefined;
+  }
 }

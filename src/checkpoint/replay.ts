@@ -3,10 +3,10 @@
  * original order, so that the shape (and so the hash) is exact even when a key was touched twice in one version.
  * @module
  */
-import { IavlError } from "../errors.js";
+import { IavlError } from "../base/errors.js";
 import type { Mutator } from "../tree/mutate.js";
 import { Node } from "../tree/node.js";
-import { OpKind, type LogRow } from "../sqlite/store.js";
+import { OpKind, type LogRow } from "../sqlite/rows.js";
 
 const NO_VALUE = new Uint8Array(0);
 

@@ -1,114 +1,80 @@
 /**
- * The persistent backend: the tree's working set in memory over a store on disk. Leaves and the operation log are
- * written every version; branch nodes at checkpoints; clean nodes are evicted to stay within the memory budget;
- * reopening loads the last checkpoint and replays the log since, checking the root hash.
+ * The persistent store of a writer: the tree's working set in memory over a store on disk. Leaves and the operation
+ * log are written every version, branch nodes at checkpoints; clean nodes are evicted to stay within the memory
+ * budget; reopening loads the last checkpoint and replays the log since, checking the root hash.
  * @module
  */
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
-import type Database from "better-sqlite3";
-import { IavlError } from "../errors.js";
-import type { ResolvedOpenOptions } from "../options.js";
-import type { Backend, CommitInput, PruneOptions } from "../tree/backend.js";
-import { keyId } from "../tree/encoding.js";
+import { keyId } from "../base/bytes.js";
 import type { Node } from "../tree/node.js";
 import type { ValueOf } from "../tree/proof.js";
-import type { ReadonlyTree } from "../tree/snapshot.js";
-import { openReader, openWriter, STORE_FILE } from "../sqlite/connection.js";
-import { WriterLock } from "../sqlite/lock.js";
-import { checkSchema, migrate } from "../sqlite/migrate.js";
-import { LEAF_BASE, OpKind, StoreWriter, type LogRow, type StoreReader, type VersionRow, type VersionWrite } from "../sqlite/store.js";
-import { WriteQueue } from "../sqlite/write-queue.js";
-import { storedValue, StoreView } from "../sqlite/view.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import type { CommitInput } from "../tree/version-log.js";
+import type { Connection } from "../sqlite/connection.js";
+import { OpKind, type LogRow, type VersionRow, type VersionWrite } from "../sqlite/rows.js";
+import { LEAF_BASE } from "../sqlite/shards.js";
+import { StoreWriter } from "../sqlite/store-writer.js";
 import { collectDirty } from "./checkpoint.js";
 import { evict, StoreSource } from "./node-source.js";
-import { rebuildVersion } from "./rebuild.js";
-import { Pruner, type PruneResult } from "../prune/pruner.js";
+import { RebuiltTrees, rebuildVersion } from "./rebuild.js";
+import { startRead, storedValue, StoreView, type VersionTree } from "./store-view.js";
+import { WriteQueue } from "./write-queue.js";
 
 /** Rough bytes a resident node costs (object, key, hash), to turn the memory budget into a node count. */
 const NODE_BYTES = 360;
 
-/** Files a store folder may hold; anything else means the folder is not ours. */
-const OWN_FILES = new Set([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, "writer.lock", "writer.lock-journal", "writer.json"]);
-
-/** Opens (creating when empty) the store in `dir` and takes its writer lock. */
-export function openStore(
-  dir: string,
-  shardSize: number,
-  durability: ResolvedOpenOptions["durability"],
-): { db: Database.Database; lock: WriterLock; file: string } {
-  if (existsSync(dir)) {
-    if (!statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
-    const foreign = readdirSync(dir).filter((f) => !OWN_FILES.has(f));
-    if (foreign.length > 0 && !existsSync(join(dir, STORE_FILE))) {
-      throw new IavlError("NOT_A_STORE", `${dir} is not an iavlite store (it holds ${foreign.slice(0, 3).join(", ")}…)`);
-    }
-  } else {
-    mkdirSync(dir, { recursive: true });
-  }
-  const file = join(dir, STORE_FILE);
-  if (existsSync(file)) {
-    // Checked read-only first, so that a store this version must refuse is never opened for writing.
-    const ro = openReader(file);
-    try {
-      checkSchema(ro, file);
-    } finally {
-      ro.close();
-    }
-  }
-  const lock = WriterLock.acquire(dir);
-  let db: Database.Database | undefined;
-  try {
-    db = openWriter(file, durability);
-    migrate(db, file);
-    db.prepare("INSERT OR IGNORE INTO meta (name, value) VALUES ('shard_size', ?)").run(shardSize);
-    return { db, lock, file };
-  } catch (e) {
-    db?.close();
-    lock.release();
-    throw e;
-  }
+/** How a working set writes and how much memory it may use. */
+export interface WorkingSetOptions {
+  /** Versions between checkpoints. */
+  checkpointInterval: number;
+  /** Memory for tree nodes, in MiB. */
+  memoryBudgetMiB: number;
+  /** Land versions in a writer thread (durability "async") with this many in flight; undefined: write inline. */
+  asyncQueue: number | undefined;
+  /** Versions that are multiples of this are committed as checkpoints (snapshots kept by pruning). */
+  snapshotEvery: number | undefined;
+  busyTimeoutMs: number;
 }
 
-/** The persistent {@link Backend}. */
-export class WorkingSet implements Backend {
-  readonly logsOps = true;
+/** The latest committed version as the tree holds it. */
+export interface Latest {
+  version: number;
+  root: Node | undefined;
+}
+
+/** The working set of one writer over its store file. */
+export class WorkingSet {
   readonly src: StoreSource;
   readonly valueOf: ValueOf;
-  readonly opened: { version: number; root: Node | undefined };
+  /** The last committed version at open (0 for none) and its root. */
+  readonly opened: Latest;
   private readonly store: StoreWriter;
+  private readonly trees: RebuiltTrees;
   private lastCheckpoint = 0;
   private needCheckpoint = false;
   private readonly budgetNodes: number;
   private readonly keepDepth: number;
   private residentEstimate = 0;
-  private replayCache: { version: number; root: Node | undefined } | undefined;
-  private closed = false;
-  private pruner: Pruner | undefined;
-  private autoPrunedTo = 0;
-  private autoPruning = false;
-  private autoPruneError: unknown;
   /** The background writer, with durability "async". */
   private readonly queue: WriteQueue | undefined;
 
   constructor(
-    private readonly db: Database.Database,
-    private readonly lock: WriterLock,
-    private readonly options: ResolvedOpenOptions,
-    private readonly file: string,
+    db: Connection,
+    file: string,
+    private readonly options: WorkingSetOptions,
   ) {
     this.store = new StoreWriter(db);
     this.src = new StoreSource(this.store);
+    this.trees = new RebuiltTrees(this.store);
     this.valueOf = storedValue(this.store);
     this.budgetNodes = Math.floor((options.memoryBudgetMiB * 1024 * 1024) / NODE_BYTES);
     // Keep whole the top levels that fit in half the budget; the other half is for dirty and recently loaded nodes.
     this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)));
     this.opened = this.load();
-    if (options.durability === "async") this.queue = new WriteQueue(file, this.opened.version, options.asyncQueue);
+    if (options.asyncQueue !== undefined) this.queue = new WriteQueue(file, this.opened.version, options.asyncQueue, options.busyTimeoutMs);
   }
 
   /** Reopen: the last checkpoint, then the log since, checked against the stored root hash. */
-  private load(): { version: number; root: Node | undefined } {
+  private load(): Latest {
     const latest = this.store.latest();
     if (latest === undefined) return { version: 0, root: undefined };
     this.lastCheckpoint = this.store.replayBase(latest.version)?.version ?? 0;
@@ -117,6 +83,7 @@ export class WorkingSet implements Backend {
     return { version: latest.version, root };
   }
 
+  /** The value of `key` in the last committed version. */
   committedValue(key: Uint8Array): Uint8Array | undefined {
     if (this.queue !== undefined) {
       const c = this.queue.pending(keyId(key));
@@ -125,22 +92,26 @@ export class WorkingSet implements Backend {
     return this.store.valueAt(key, Number.MAX_SAFE_INTEGER) ?? undefined;
   }
 
+  /** Persists a version; throws with nothing changed when it cannot. */
   commit(c: CommitInput): void {
-    if (this.autoPruneError !== undefined) throw this.autoPruneError;
-    const finals = new Set(c.finalLeaves.values());
-    const log: LogRow[] = c.ops.map((op, i) => {
+    const { ops, changes, finalLeaves } = c.log;
+    const finals = new Set(finalLeaves.values());
+    const log: LogRow[] = ops.map((op, i) => {
       const seq = LEAF_BASE + i + 1;
       if (op.leaf === undefined) return { seq, key: op.key, kind: OpKind.Delete, hash: null };
-      if (finals.has(op.leaf)) return { seq, key: op.key, kind: OpKind.Leaf, hash: op.leaf.hash ?? null };
-      return { seq, key: op.key, kind: OpKind.Transient, hash: null };
+      if (!finals.has(op.leaf)) return { seq, key: op.key, kind: OpKind.Transient, hash: null };
+      // A leaf's node key is its operation's place in the log.
+      op.leaf.seq = seq;
+      return { seq, key: op.key, kind: OpKind.Leaf, hash: op.leaf.hash ?? null };
     });
-    const every = this.options.keepEvery;
+    const every = this.options.snapshotEvery;
     // Snapshots kept by keepEvery are checkpoints, so that their trees stay whole after the versions around them go.
     const checkpoint =
       this.needCheckpoint || c.version - this.lastCheckpoint >= this.options.checkpointInterval || (every !== undefined && c.version % every === 0);
-    const batch = checkpoint ? collectDirty(c.root) : undefined;
     const root = c.root;
+    let batch: ReturnType<typeof collectDirty> | undefined;
     try {
+      batch = checkpoint ? collectDirty(root) : undefined;
       const write: VersionWrite = {
         version: {
           version: c.version,
@@ -152,27 +123,28 @@ export class WorkingSet implements Backend {
           ops: log.length,
         },
         log,
-        kv: [...c.changes.values()],
+        kv: [...changes.values()],
         branches: batch?.rows ?? [],
       };
-      // Committed values live in the kv table; the tree keeps only keys and hashes, once the values are there.
+      // Committed values live in the value rows; the tree keeps only keys and hashes, once the values are there.
       const dropValues = (): void => {
         for (const leaf of finals) leaf.value = undefined;
       };
-      if (this.queue !== undefined) this.queue.push(write, c.changes, dropValues);
+      if (this.queue !== undefined) this.queue.push(write, changes, dropValues);
       else {
         this.store.writeVersion(write);
         dropValues();
       }
     } catch (e) {
       batch?.undo();
+      for (const leaf of finals) leaf.seq = 0;
       throw e;
     }
     if (checkpoint) {
       this.lastCheckpoint = c.version;
       this.needCheckpoint = false;
     }
-    this.residentEstimate += this.src.loads + c.ops.length * ((root?.height ?? 0) + 1);
+    this.residentEstimate += this.src.loads + ops.length * ((root?.height ?? 0) + 1);
     this.src.loads = 0;
     if (this.residentEstimate > this.budgetNodes) {
       // Evicted nodes are loaded back from disk, so they must be there first.
@@ -181,25 +153,22 @@ export class WorkingSet implements Backend {
       // What stays is mostly dirty: the next commit checkpoints so that it can be evicted.
       if (this.residentEstimate > this.budgetNodes * 0.75) this.needCheckpoint = true;
     }
-    this.autoPrune(c.version);
   }
 
-  view(version: number, latest: { version: number; root: Node | undefined }, guard: () => void): ReadonlyTree {
+  /** A view of committed `version`; `latest` is the tree's last committed version. */
+  view(version: number, latest: Latest, alive: () => void): ReadonlyTree {
     if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
-    const row = this.store.version(version);
-    if (row === undefined) throw notKept(this.store, version);
-    return new StoreView(this.store, row, () => this.rootAt(row, latest), this.src, this.src.uncached(true), guard);
+    const start = startRead(this.store, version);
+    return new StoreView(this.store, start, () => this.treeAt(start.row, latest), alive);
   }
 
-  /** The tree of a committed version: the live one, a checkpoint, or a replay from the checkpoint before it. */
-  private rootAt(row: VersionRow, latest: { version: number; root: Node | undefined }): Node | undefined {
-    if (row.version === latest.version) return latest.root;
-    if (this.replayCache?.version === row.version) return this.replayCache.root;
-    const root = rebuildVersion(this.store, this.src, row);
-    this.replayCache = { version: row.version, root };
-    return root;
+  /** The tree of a committed version: the live one, or one rebuilt from the checkpoint before it. */
+  private treeAt(row: VersionRow, latest: Latest): VersionTree {
+    if (row.version === latest.version) return { root: latest.root, src: this.src };
+    return { root: this.trees.root(row), src: this.trees.src };
   }
 
+  /** Committed versions still readable, oldest first (those still in flight to the writer thread too). */
   versions(): number[] {
     // In flight first: a version landing between the two reads is then seen by at least one of them.
     const inFlight = this.queue?.inFlight() ?? [];
@@ -207,61 +176,14 @@ export class WorkingSet implements Backend {
     return [...stored, ...inFlight.filter((v) => v > (stored[stored.length - 1] ?? 0))];
   }
 
+  /** Resolves when every committed version is on disk. */
   async flush(): Promise<void> {
     await this.queue?.flush();
   }
 
-  async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
-    // Pruning reads and rewrites the store: what is still queued for it must land first.
-    await this.queue?.flush();
-    this.pruner ??= new Pruner(this.file);
-    return this.pruner.prune(upTo, opts.keepEvery, opts.onProgress);
-  }
-
-  /** Starts a background prune when the keepRecent policy asks for one; its failure surfaces at the next commit. */
-  private autoPrune(version: number): void {
-    const keep = this.options.keepRecent;
-    if (keep === undefined) return;
-    const target = version - keep;
-    // Prune in steps of a tenth of the window, so that each prune has enough to do to be worth starting, and never
-    // queue one behind another: while one runs, the next commit after it ends asks for the newest target instead.
-    if (this.autoPruning || target < 1 || target - this.autoPrunedTo < Math.max(1, Math.floor(keep / 10))) return;
-    this.autoPrunedTo = target;
-    this.autoPruning = true;
-    this.prune(target, { keepEvery: this.options.keepEvery })
-      .catch((e: unknown) => {
-        this.autoPruneError ??= e;
-      })
-      .finally(() => {
-        this.autoPruning = false;
-      });
-  }
-
+  /** Lands what is queued and stops the writer thread; the connection is the owner's to close. */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      this.queue?.close();
-    } finally {
-      // A prune cut short is safe: every step can be run again.
-      void this.pruner?.close();
-      this.closeStore();
-    }
+    this.trees.clear();
+    this.queue?.close();
   }
-
-  private closeStore(): void {
-    try {
-      this.db.close();
-    } finally {
-      this.lock.release();
-    }
-  }
-}
-
-/** The error for a version the store does not hold: pruned when older than the oldest kept, else never committed. */
-export function notKept(store: StoreReader, version: number): IavlError {
-  if (store.wasPruned(version)) {
-    return new IavlError("VERSION_PRUNED", `version ${version} has been pruned (the oldest kept is ${store.earliest()})`);
-  }
-  return new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed`);
 }

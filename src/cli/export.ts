@@ -6,9 +6,9 @@ import { createWriteStream, rmSync } from "node:fs";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import type { Command } from "commander";
-import { encodeItems } from "../export/wire.js";
-import type { ExportNode } from "../export/types.js";
-import { toHex } from "../tree/encoding.js";
+import { encodeItems } from "../sync/wire.js";
+import type { ExportNode } from "../tree/export-node.js";
+import { toHex } from "../base/bytes.js";
 import { action, globals, note, progress, UsageError, versionArg } from "./format.js";
 import { pickVersion, withReader } from "./store.js";
 

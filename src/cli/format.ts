@@ -7,11 +7,11 @@
  * sequences become U+FFFD). In JSON every byte string comes with its encoding (`"utf8"` or `"hex"`, no prefix).
  * @module
  */
-import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import cliProgress from "cli-progress";
 import { InvalidArgumentError, type Command } from "commander";
-import { toHex } from "../tree/encoding.js";
+import { toHex } from "../base/bytes.js";
+import { multiStoreNames } from "../api/multi-tree.js";
 
 /** A bad command line, found after commander parsed it: reported in one line with exit status 2. */
 export class UsageError extends Error {
@@ -170,7 +170,7 @@ export function action<A extends unknown[]>(fn: (...args: A) => number | Promise
   return async (...args: A) => {
     const cmd = args[args.length - 1] as Command;
     const dir = args[0];
-    const stores = typeof dir === "string" ? multiStores(dir) : undefined;
+    const stores = typeof dir === "string" ? multiStoreNames(dir) : undefined;
     if (stores === undefined || typeof dir !== "string") {
       status = await fn(...args);
       return;
@@ -190,15 +190,6 @@ export function action<A extends unknown[]>(fn: (...args: A) => number | Promise
     }
     status = worst;
   };
-}
-
-/** The store names of a multi-store folder (a `MultiTree`), or undefined when `dir` is not one. */
-export function multiStores(dir: string): string[] | undefined {
-  if (!existsSync(join(dir, "commits.sqlite")) || !existsSync(join(dir, "stores"))) return undefined;
-  return readdirSync(join(dir, "stores"), { withFileTypes: true })
-    .filter((e) => e.isDirectory())
-    .map((e) => e.name)
-    .sort();
 }
 
 /** The exit status of the last action run. */

@@ -4,7 +4,7 @@
  */
 import { ics23, iavlSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import type { Command } from "commander";
-import { toHex } from "../tree/encoding.js";
+import { toHex } from "../base/bytes.js";
 import type { CommitmentProof } from "../tree/proof.js";
 import { action, bytesJson, bytesMode, bytesText, globals, note, out, outJson, parseBytes, versionArg } from "./format.js";
 import { pickVersion, withReader } from "./store.js";

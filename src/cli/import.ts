@@ -4,9 +4,9 @@
  */
 import { createReadStream, statSync } from "node:fs";
 import type { Command } from "commander";
-import { decodeItems } from "../export/wire.js";
-import { toHex } from "../tree/encoding.js";
-import { Tree } from "../tree/tree.js";
+import { decodeItems } from "../sync/wire.js";
+import { toHex } from "../base/bytes.js";
+import { Tree } from "../api/tree.js";
 import { action, globals, out, outJson, parseHex, progress, UsageError, versionArg } from "./format.js";
 
 interface ImportCliOptions {

@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 import { storeInfo, type StoreInfo } from "../sqlite/info.js";
-import { toHex } from "../tree/encoding.js";
+import { toHex } from "../base/bytes.js";
 import { action, globals, humanBytes, out, outJson } from "./format.js";
 
 /** Adds the `info` command to `program`. */

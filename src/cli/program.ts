@@ -6,7 +6,7 @@
  * @module
  */
 import { Command, CommanderError, Option } from "commander";
-import { isIavlError } from "../errors.js";
+import { isIavlError } from "../base/errors.js";
 import { lastStatus, UsageError } from "./format.js";
 import { registerBench } from "./bench.js";
 import { registerExport } from "./export.js";

@@ -4,8 +4,8 @@
  */
 import type { Command } from "commander";
 import { humanBytes, action, globals, intArg, out, outJson, progress } from "./format.js";
-import { requireStore } from "./store.js";
-import { Tree } from "../tree/tree.js";
+import { storeFileIn } from "../sqlite/connection.js";
+import { Tree } from "../api/tree.js";
 
 interface PruneCliOptions {
   keepRecent: number;
@@ -25,7 +25,7 @@ export function registerPrune(program: Command): void {
 
 async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<number> {
   const g = globals(cmd);
-  requireStore(dir);
+  storeFileIn(dir);
   // Refused with LOCKED, naming the holder, while another process writes the store.
   const tree = Tree.open(dir);
   try {

@@ -3,10 +3,10 @@
  * @module
  */
 import type { Command } from "commander";
-import { IavlError } from "../errors.js";
+import { IavlError } from "../base/errors.js";
 import { keptVersions } from "../sqlite/info.js";
-import { toHex } from "../tree/encoding.js";
-import { Tree } from "../tree/tree.js";
+import { toHex } from "../base/bytes.js";
+import { Tree } from "../api/tree.js";
 import { action, globals, note, out, outJson, versionArg } from "./format.js";
 
 interface RollbackOptions {

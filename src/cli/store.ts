@@ -3,12 +3,10 @@
  * library allows it.
  * @module
  */
-import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { IavlError } from "../errors.js";
-import { STORE_FILE } from "../sqlite/connection.js";
-import type { ReadonlyTree } from "../tree/snapshot.js";
-import { Tree } from "../tree/tree.js";
+import { IavlError } from "../base/errors.js";
+import { storeFileIn } from "../sqlite/connection.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import { Tree } from "../api/tree.js";
 
 /** What the read commands need of an open store. */
 export interface ReadHandle {
@@ -19,19 +17,10 @@ export interface ReadHandle {
   close(): void;
 }
 
-/**
- * Throws `NOT_A_STORE` unless `dir` is a folder holding a store file. `Tree.open` creates a store in a missing or
- * empty folder, which a typo in a read command must not do.
- */
-export function requireStore(dir: string): void {
-  if (!existsSync(dir)) throw new IavlError("NOT_A_STORE", `${dir} does not exist`);
-  if (!statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
-  if (!existsSync(join(dir, STORE_FILE))) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store (no ${STORE_FILE})`);
-}
-
 /** Opens `dir` read-only: it works beside a live writer and never writes. */
 export function openForRead(dir: string): ReadHandle {
-  requireStore(dir);
+  // Tree.open would create a store in a missing or empty folder, which a typo in a read command must not do.
+  storeFileIn(dir);
   return Tree.openReadOnly(dir);
 }
 

@@ -3,7 +3,7 @@
  * @module
  */
 import { Option, type Command } from "commander";
-import { verifyVersion, type VerifyReport } from "../verify.js";
+import type { AuditReport } from "../tree/audit.js";
 import { action, globals, out, outJson, progress, versionArg } from "./format.js";
 import { pickVersion, withReader } from "./store.js";
 
@@ -27,13 +27,13 @@ async function verify(dir: string, opts: VerifyCliOptions, cmd: Command): Promis
   const g = globals(cmd);
   const reports = await withReader(dir, (h) => {
     const versions = opts.all === true ? h.versions() : [pickVersion(h, opts.version)];
-    const done: VerifyReport[] = [];
+    const done: AuditReport[] = [];
     for (const v of versions) {
       const view = h.at(v);
       // Nodes of a tree of n keys: n leaves and n - 1 inner nodes.
       const bar = progress(`verify v${v}`, Math.max(0, view.size * 2 - 1));
       try {
-        done.push(verifyVersion(view, view.hash, { onProgress: (n) => bar.update(n) }));
+        done.push(view.audit({ onProgress: (n) => bar.update(n) }));
       } finally {
         bar.stop();
       }
@@ -47,7 +47,7 @@ async function verify(dir: string, opts: VerifyCliOptions, cmd: Command): Promis
   return bad === 0 ? 0 : 1;
 }
 
-function printReport(r: VerifyReport): void {
+function printReport(r: AuditReport): void {
   if (r.ok) {
     out(`version ${r.version}: ok (${r.nodes} nodes, ${r.leaves} leaves)`);
     return;

@@ -1,14 +1,27 @@
 /**
- * Pruning in the background: the steps of steps.ts run one after another in a piscina worker thread with its own
- * connection, each in short transactions, while the owner goes on committing.
+ * Pruning in the background: the steps run one after another in a piscina worker thread, each on a connection of
+ * its own and in short transactions, while the owner goes on committing.
+ *
+ * 1. mark: version rows below the first kept version are deleted (readers get VERSION_PRUNED from then on) and the
+ *    checkpoint that replays of kept versions start from is recorded as the base.
+ * 2. trim: in key order, value rows that no kept version can read are deleted (see plan.ts).
+ * 3. copy: the base tree (and kept snapshots) are walked; their nodes stored in shards about to go are copied into a
+ *    new generation of compacted tables.
+ * 4. swap: in one transaction, the new generation becomes the place of old rows, and the old generation and the
+ *    pruned shards are dropped.
+ * 5. reclaim: the freed pages are returned to the file system (incremental vacuum), so the file really shrinks.
+ *
+ * Every step can be repeated after a crash: nothing a kept version needs is removed before the step that makes it
+ * unnecessary has committed.
  * @module
  */
 import { statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
-import type { PrunePlan } from "./steps.js";
-import type { PruneTask } from "./worker.js";
+import { IavlError } from "../base/errors.js";
+import type { PrunePlan } from "../sqlite/prune-rows.js";
+import { ACTIVE, STOP, type PruneTask, type StepFailure } from "./prune-thread.js";
 
 /** What a prune did. */
 export interface PruneResult {
@@ -29,7 +42,10 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 type Transferable = MessageChannel["port2"];
 
 const fromSource = import.meta.url.endsWith(".ts");
-const workerFile = fileURLToPath(new URL(fromSource ? "./worker-boot.mjs" : "./worker.js", import.meta.url));
+const workerFile = fileURLToPath(new URL(fromSource ? "./prune-thread-boot.mjs" : "./prune-thread.js", import.meta.url));
+
+/** The longest {@link Pruner.close} waits for a step to reach its next boundary. */
+const CLOSE_WAIT_MS = 60_000;
 
 function fileBytes(file: string): number {
   let n = 0;
@@ -46,9 +62,14 @@ function fileBytes(file: string): number {
 /** Runs prunes of one store file, one at a time. */
 export class Pruner {
   private readonly pool: Piscina;
+  private readonly control = new SharedArrayBuffer(8);
   private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
 
-  constructor(private readonly file: string) {
+  constructor(
+    private readonly file: string,
+    private readonly busyTimeoutMs: number,
+  ) {
     this.pool = new Piscina({ filename: workerFile, minThreads: 0, maxThreads: 1, idleTimeout: 2000 });
   }
 
@@ -57,13 +78,19 @@ export class Pruner {
    * prunes asked while one runs wait their turn.
    */
   prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
+    if (this.closed) return Promise.reject(new IavlError("CLOSED", "the store is closed"));
     const next = this.queue.then(() => this.run(upTo, keepEvery, onProgress));
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private task<T>(t: DistributiveOmit<PruneTask, "file">, transferList?: Transferable[]): Promise<T> {
-    return this.pool.run({ ...t, file: this.file }, transferList ? { transferList } : {}) as Promise<T>;
+  private async task<T>(t: DistributiveOmit<PruneTask, "file" | "busyTimeoutMs" | "control">, transferList?: Transferable[]): Promise<T> {
+    const task = { ...t, file: this.file, busyTimeoutMs: this.busyTimeoutMs, control: this.control } as PruneTask;
+    const r = (await this.pool.run(task, transferList ? { transferList } : {})) as T | StepFailure;
+    if (typeof r === "object" && r !== null && "failed" in r) {
+      throw new IavlError(r.failed.code ?? "CORRUPT", `pruning failed at its ${t.step} step: ${r.failed.message}`);
+    }
+    return r;
   }
 
   private async run(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
@@ -82,8 +109,11 @@ export class Pruner {
       const ch = new MessageChannel();
       ch.port1.on("message", (n: number) => onProgress?.(3, 5, `survivors (${n} nodes)`));
       ch.port1.unref();
-      await this.task({ step: "copy", plan, progress: ch.port2 }, [ch.port2]);
-      ch.port1.close();
+      try {
+        await this.task({ step: "copy", plan, progress: ch.port2 }, [ch.port2]);
+      } finally {
+        ch.port1.close();
+      }
     }
     await this.task({ step: "swap", plan });
     onProgress?.(4, 5, "shards");
@@ -97,9 +127,21 @@ export class Pruner {
     };
   }
 
-  /** Waits for the running prune, then stops the worker. */
-  async close(): Promise<void> {
-    await this.queue;
-    await this.pool.destroy();
+  /**
+   * Stops pruning: a running prune ends at its next step boundary (its promise rejects with `CLOSED`; running it
+   * again later is safe), and later steps never start. Returns once no step holds a connection to the file, so
+   * that the store's lock can be released with nothing left writing.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const control = new Int32Array(this.control);
+    Atomics.store(control, STOP, 1);
+    const deadline = Date.now() + CLOSE_WAIT_MS;
+    for (let active = Atomics.load(control, ACTIVE); active > 0 && Date.now() < deadline; active = Atomics.load(control, ACTIVE)) {
+      Atomics.wait(control, ACTIVE, active, 100);
+    }
+    // The threads hold nothing now; letting them go may take a moment and need not be waited for.
+    void this.pool.destroy().catch(() => undefined);
   }
 }

@@ -1,44 +1,83 @@
 /**
- * Opening the store's SQLite file with the settings the design relies on.
+ * Opening the store's SQLite file with the settings the design relies on, and the statement cache every module of
+ * this folder shares.
  * @module
  */
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
 import Database from "better-sqlite3";
-import { IavlError } from "../errors.js";
+import { IavlError } from "../base/errors.js";
 
-/** How much a commit survives: see `TreeOptions.durability`. */
-export type Durability = "normal" | "full" | "async";
+/** An open SQLite connection. Other layers hold it and pass it back here; only src/sqlite runs SQL on it. */
+export type Connection = Database.Database;
+
+/** A prepared statement. */
+export type Statement = Database.Statement;
 
 /** File name of the store database inside the store folder. */
 export const STORE_FILE = "iavl.sqlite";
 
+/** The path of the store database in folder `dir`; throws `NOT_A_STORE` unless `dir` is a folder holding one. */
+export function storeFileIn(dir: string): string {
+  if (!existsSync(dir)) throw new IavlError("NOT_A_STORE", `${dir} does not exist`);
+  if (!statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
+  const file = join(dir, STORE_FILE);
+  if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store (no ${STORE_FILE})`);
+  return file;
+}
+
+/** How a writing connection syncs: see the `durability` option. "off" is for files not yet visible (imports). */
+export type Sync = "normal" | "full" | "off";
+
+/** The default wait for another connection's lock, in ms (the `busyTimeoutMs` option). */
+export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+
 /** Opens `file` for writing (WAL, incremental auto-vacuum so that pruning can shrink the file). */
-export function openWriter(file: string, durability: Durability): Database.Database {
+export function openWriter(file: string, sync: Sync, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Connection {
   const db = openChecked(file, false);
   // auto_vacuum only takes effect before the first table is created, which is why it is set on every open.
   db.pragma("auto_vacuum = INCREMENTAL");
   db.pragma("journal_mode = WAL");
   // WAL + NORMAL loses nothing when the process dies (only on power loss); FULL syncs the WAL on every commit.
-  db.pragma(`synchronous = ${durability === "full" ? "FULL" : "NORMAL"}`);
-  tune(db);
+  db.pragma(`synchronous = ${sync.toUpperCase()}`);
+  tune(db, busyTimeoutMs);
   return db;
 }
 
 /** Opens `file` read-only: it never writes and never blocks the writer. */
-export function openReader(file: string): Database.Database {
+export function openReader(file: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Connection {
   const db = openChecked(file, true);
-  tune(db);
+  tune(db, busyTimeoutMs);
   return db;
 }
 
-function tune(db: Database.Database): void {
-  db.pragma("busy_timeout = 10000");
+/** Changes how a writing connection syncs (an import syncs only its last transaction). */
+export function setSync(db: Connection, sync: Sync): void {
+  db.pragma(`synchronous = ${sync.toUpperCase()}`);
+}
+
+/** Moves every page of the WAL into the database file and empties the WAL. */
+export function checkpointWal(db: Connection): void {
+  db.pragma("wal_checkpoint(TRUNCATE)");
+}
+
+const busyTimeouts = new WeakMap<Connection, number>();
+
+/** The busy timeout `db` was opened with, in ms. */
+export function busyTimeoutOf(db: Connection): number {
+  return busyTimeouts.get(db) ?? DEFAULT_BUSY_TIMEOUT_MS;
+}
+
+function tune(db: Connection, busyTimeoutMs: number): void {
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  busyTimeouts.set(db, busyTimeoutMs);
   // 32 MiB of page cache holds the interior pages of the big tables; more only grows RSS (memory-mapped I/O too).
   db.pragma("cache_size = -32768");
   db.pragma("temp_store = MEMORY");
 }
 
-function openChecked(file: string, readonly: boolean): Database.Database {
-  let db: Database.Database;
+function openChecked(file: string, readonly: boolean): Connection {
+  let db: Connection;
   try {
     db = new Database(file, { readonly, fileMustExist: readonly });
   } catch (e) {
@@ -52,4 +91,20 @@ function openChecked(file: string, readonly: boolean): Database.Database {
     throw new IavlError("CORRUPT", `${file} is not a readable SQLite database: ${(e as Error).message}`, { cause: e });
   }
   return db;
+}
+
+const statements = new WeakMap<Connection, Map<string, Statement>>();
+
+/** The statement for `sql` on `db`, prepared once per connection. */
+export function sql(db: Connection, text: string): Statement {
+  let byText = statements.get(db);
+  if (byText === undefined) statements.set(db, (byText = new Map()));
+  let s = byText.get(text);
+  if (s === undefined) byText.set(text, (s = db.prepare(text)));
+  return s;
+}
+
+/** Forgets the statements prepared on `db` (after tables they name were dropped). */
+export function forgetStatements(db: Connection): void {
+  statements.delete(db);
 }

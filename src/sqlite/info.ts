@@ -2,12 +2,11 @@
  * A read-only summary of a store folder: versions, checkpoints, shards, page use, files on disk and the writer.
  * @module
  */
-import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { IavlError } from "../errors.js";
-import { openReader, STORE_FILE } from "./connection.js";
-import { readHolder, type Holder } from "./lock.js";
+import { statSync } from "node:fs";
+import { IavlError } from "../base/errors.js";
+import { openReader, storeFileIn, type Connection } from "./connection.js";
+import { lockHeld, readHolder, type Holder } from "./lock.js";
+import { allMeta } from "./meta.js";
 import { appliedVersion, checkSchema } from "./migrate.js";
 import { shardTables } from "./shards.js";
 
@@ -59,7 +58,7 @@ const REQUIRED_TABLES = ["versions", "kv", "shards", "meta"];
  * folder that does not hold an iavlite store, `SCHEMA_TOO_NEW` for one written by a newer version.
  */
 export function storeInfo(dir: string): StoreInfo {
-  const file = storeFile(dir);
+  const file = storeFileIn(dir);
   // Sizes first: opening the database may create the -wal and -shm files.
   const disk = { db: sizeOf(file), wal: sizeOf(`${file}-wal`), shm: sizeOf(`${file}-shm`), total: 0 };
   disk.total = disk.db + disk.wal + disk.shm;
@@ -79,17 +78,9 @@ export function keptVersions(dir: string): Array<{ version: number; hash: Uint8A
   );
 }
 
-function storeFile(dir: string): string {
-  if (!existsSync(dir)) throw new IavlError("NOT_A_STORE", `${dir} does not exist`);
-  if (!statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
-  const file = join(dir, STORE_FILE);
-  if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store (no ${STORE_FILE})`);
-  return file;
-}
-
 /** Runs `fn` on a read-only connection to the store of `dir`, after checking that it is one. */
-function withStore<T>(dir: string, fn: (db: Database.Database, tables: Set<string>) => T): T {
-  const file = storeFile(dir);
+function withStore<T>(dir: string, fn: (db: Connection, tables: Set<string>) => T): T {
+  const file = storeFileIn(dir);
   const db = openReader(file);
   try {
     checkSchema(db, file);
@@ -102,7 +93,7 @@ function withStore<T>(dir: string, fn: (db: Database.Database, tables: Set<strin
   }
 }
 
-function readTables(db: Database.Database, tables: Set<string>): Omit<StoreInfo, "dir" | "disk" | "writer" | "schema"> {
+function readTables(db: Connection, tables: Set<string>): Omit<StoreInfo, "dir" | "disk" | "writer" | "schema"> {
   const num = (sql: string): number => Number(db.prepare(sql).pluck().get() ?? 0);
   const opt = (sql: string): number | null => {
     const v = db.prepare(sql).pluck().get();
@@ -111,11 +102,7 @@ function readTables(db: Database.Database, tables: Set<string>): Omit<StoreInfo,
   const latestRow = db.prepare("SELECT version, hash, size FROM versions ORDER BY version DESC LIMIT 1").get() as
     | { version: number; hash: Uint8Array; size: number }
     | undefined;
-  const meta: Record<string, string | number | null> = {};
-  for (const m of db.prepare("SELECT name, value FROM meta ORDER BY name").all() as Array<{ name: string; value: unknown }>) {
-    const v = m.value;
-    meta[m.name] = typeof v === "string" || typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : v === null ? null : String(v);
-  }
+  const meta = allMeta(db);
   const shardRows = db.prepare("SELECT id, first, last FROM shards ORDER BY id").all() as Array<{ id: number; first: number; last: number }>;
   const shards = shardRows.map((s) => {
     const t = shardTables(s.id);
@@ -154,25 +141,6 @@ function sizeOf(file: string): number {
   }
 }
 
-/**
- * Whether a writer holds the folder's lock now. The holder keeps an exclusive transaction on `writer.lock`, which
- * makes a read of that file fail at once; a free lock is read in an instant (the shared lock taken meanwhile could
- * make a writer starting at that very moment see the store as held, once).
- */
 function writer(dir: string): StoreInfo["writer"] {
-  const lockFile = join(dir, "writer.lock");
-  let held = false;
-  if (existsSync(lockFile)) {
-    let probe: Database.Database | undefined;
-    try {
-      probe = new Database(lockFile, { readonly: true, fileMustExist: true, timeout: 0 });
-      probe.prepare("SELECT count(*) FROM sqlite_master").get();
-    } catch (e) {
-      // Only "locked"/"busy" means held; an unreadable lock file says nothing about a writer.
-      held = /locked|busy/i.test((e as Error).message);
-    } finally {
-      probe?.close();
-    }
-  }
-  return { held, holder: readHolder(dir) ?? null };
+  return { held: lockHeld(dir), holder: readHolder(dir) ?? null };
 }

@@ -3,11 +3,11 @@
  * the writer. The OS drops it when the process dies, so a crash never leaves a stale lock behind.
  * @module
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { IavlError } from "../errors.js";
+import { IavlError } from "../base/errors.js";
 
 /** Who holds a store, as written in `writer.json` by the holder. */
 export interface Holder {
@@ -57,5 +57,26 @@ export class WriterLock {
       this.db.close();
       this.db = undefined;
     }
+  }
+}
+
+/**
+ * Whether a writer holds the lock of `dir` now. The holder keeps an exclusive transaction on `writer.lock`, which
+ * makes a read of that file fail at once; a free lock is read in an instant (the shared lock taken meanwhile could
+ * make a writer starting at that very moment see the store as held, once).
+ */
+export function lockHeld(dir: string): boolean {
+  const lockFile = join(dir, "writer.lock");
+  if (!existsSync(lockFile)) return false;
+  let probe: Database.Database | undefined;
+  try {
+    probe = new Database(lockFile, { readonly: true, fileMustExist: true, timeout: 0 });
+    probe.prepare("SELECT count(*) FROM sqlite_master").get();
+    return false;
+  } catch (e) {
+    // Only "locked"/"busy" means held; an unreadable lock file says nothing about a writer.
+    return /locked|busy/i.test((e as Error).message);
+  } finally {
+    probe?.close();
   }
 }

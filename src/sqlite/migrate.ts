@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type Database from "better-sqlite3";
-import { IavlError } from "../errors.js";
+import { IavlError } from "../base/errors.js";
 
 /** One migration file: `NNN_name.sql`. */
 export interface Migration {

@@ -2,33 +2,46 @@
  * Rollback: deletes every version after a given one, in one transaction, so that the store reopens there.
  * @module
  */
-import type Database from "better-sqlite3";
-import { IavlError } from "../errors.js";
-import { shardTables } from "./shards.js";
-import type { StoreReader } from "./store.js";
+import { sql, type Connection } from "./connection.js";
+import { recordRollback } from "./meta.js";
+import { compactedTables, dropNodeTables, shardTables } from "./shards.js";
+import { StoreReader } from "./store-reader.js";
+import { writeTransaction } from "./write-errors.js";
 
-/** Deletes versions > `version`; returns how many were removed. Throws for a version the store does not hold. */
-export function rollbackStore(db: Database.Database, store: StoreReader, version: number): number {
-  return db
-    .transaction(() => {
-      const latest = store.latest()?.version ?? 0;
-      if (version >= latest) return 0;
-      if (store.version(version) === undefined) {
-        const earliest = store.earliest();
-        const why = earliest !== undefined && version < earliest ? `it was pruned (the oldest kept is ${earliest})` : "it was never committed";
-        throw new IavlError(earliest !== undefined && version < earliest ? "VERSION_PRUNED" : "VERSION_NOT_FOUND", `cannot roll back to version ${version}: ${why}`);
-      }
-      // Branches newer than the replay base were all written by checkpoints after `version`: a replay of the
-      // kept versions recreates them, and the next checkpoint writes them again under the same keys.
-      const base = store.replayBase(version)?.version ?? 0;
-      const removed = db.prepare("DELETE FROM versions WHERE version > ?").run(version).changes;
-      db.prepare("DELETE FROM kv WHERE version > ?").run(version);
-      for (const id of db.prepare("SELECT id FROM shards WHERE last > ?").pluck().all(base) as number[]) {
-        const t = shardTables(id);
-        db.prepare(`DELETE FROM ${t.log} WHERE version > ?`).run(version);
-        db.prepare(`DELETE FROM ${t.branch} WHERE version > ?`).run(base);
-      }
+/**
+ * Deletes versions > `version`; returns how many were removed. Throws `VERSION_PRUNED`/`VERSION_NOT_FOUND` for a
+ * version the store does not hold. `version` 0 empties the store (a multi-store's first version that never became
+ * whole). The rollback is recorded, so that readers of a replaced version find out.
+ */
+export function rollbackStore(db: Connection, version: number): number {
+  const store = new StoreReader(db);
+  return writeTransaction(db, `rolling back to version ${version}`, () => {
+    const latest = store.latest()?.version ?? 0;
+    if (version >= latest) return 0;
+    if (version > 0 && store.version(version) === undefined) {
+      const e = store.missing(version, latest);
+      e.message = `cannot roll back to version ${version}: ${e.message}`;
+      throw e;
+    }
+    recordRollback(db, version);
+    const removed = sql(db, "DELETE FROM versions WHERE version > ?").run(version).changes;
+    sql(db, "DELETE FROM kv WHERE version > ?").run(version);
+    if (version === 0) {
+      for (const id of sql(db, "SELECT id FROM shards").pluck().all() as number[]) dropNodeTables(db, shardTables(id));
+      const gens = sql(db, "SELECT value FROM meta WHERE name = 'compact_gen'").pluck().all() as number[];
+      for (const g of gens) dropNodeTables(db, compactedTables(g));
+      sql(db, "DELETE FROM shards").run();
+      sql(db, "DELETE FROM meta WHERE name NOT IN ('shard_size', 'rollbacks') AND name NOT LIKE 'rollback\\_%' ESCAPE '\\'").run();
       return removed;
-    })
-    .immediate();
+    }
+    // Branches newer than the replay base were all written by checkpoints after `version`: a replay of the
+    // kept versions recreates them, and the next checkpoint writes them again under the same keys.
+    const base = store.replayBase(version)?.version ?? 0;
+    for (const id of sql(db, "SELECT id FROM shards WHERE last > ?").pluck().all(base) as number[]) {
+      const t = shardTables(id);
+      sql(db, `DELETE FROM ${t.log} WHERE version > ?`).run(version);
+      sql(db, `DELETE FROM ${t.branch} WHERE version > ?`).run(base);
+    }
+    return removed;
+  });
 }

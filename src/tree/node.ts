@@ -2,8 +2,8 @@
  * The in-memory IAVL node and the loader that fills in children kept only in storage.
  * @module
  */
-import { compareBytes } from "./encoding.js";
-import { innerHash, leafHash, sha256 } from "./hash.js";
+import { compareBytes } from "../base/bytes.js";
+import { innerHash, leafHash, sha256 } from "../base/hash.js";
 
 /**
  * The first three bytes of a key as a small integer (zero-padded). Lookups compare it first and read the key's

@@ -4,8 +4,8 @@
  * @module
  */
 import { ics23 } from "@confio/ics23";
-import { IavlError } from "../errors.js";
-import { concatBytes, putVarint } from "./encoding.js";
+import { IavlError } from "../base/errors.js";
+import { concatBytes, putVarint } from "../base/bytes.js";
 import type { Node, NodeSource } from "./node.js";
 import { indexOf, leafAt, pathTo } from "./read.js";
 

@@ -2,16 +2,17 @@
  * A {@link ReadonlyTree} that answers every read by walking one root.
  * @module
  */
-import { IavlError } from "../errors.js";
-import { exportNodes } from "../export/exporter.js";
-import type { ExportNode } from "../export/types.js";
-import { EMPTY_HASH } from "./hash.js";
-import { iterateLeaves, type IterateOptions } from "./iterator.js";
+import { IavlError } from "../base/errors.js";
+import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "./audit.js";
+import { exportItem, postOrder } from "./export-walk.js";
+import type { ExportNode } from "./export-node.js";
+import { EMPTY_HASH } from "../base/hash.js";
+import { iterateLeaves, type IterateOptions } from "./iterate.js";
 import { hashNode, type Node, type NodeSource } from "./node.js";
 import { createProof, type CommitmentProof, type ValueOf } from "./proof.js";
 import { findLeaf } from "./read.js";
-import type { ReadonlyTree } from "./snapshot.js";
-import { checkBound, checkKey } from "./validate.js";
+import type { ReadonlyTree } from "./readonly-tree.js";
+import { checkBound, checkKey } from "../base/validate.js";
 
 /** Reads of one committed root held by a node source. */
 export class RootView implements ReadonlyTree {
@@ -59,10 +60,19 @@ export class RootView implements ReadonlyTree {
 
   *export(): IterableIterator<ExportNode> {
     this.guard();
-    for (const n of exportNodes(this.root, this.src, this.valueOf)) {
+    for (const n of postOrder(this.root, this.src)) {
       this.guard();
-      yield n;
+      yield exportItem(n, this.valueOf);
     }
+  }
+
+  audit(options?: AuditOptions): AuditReport {
+    this.guard();
+    const stored = this.root === undefined ? EMPTY_HASH : hashNode(this.root, this.src);
+    const nodes = (function* (v: RootView): Generator<StoredNode> {
+      for (const n of postOrder(v.root, v.src)) yield { node: exportItem(n, v.valueOf), storedHash: n.hash };
+    })(this);
+    return auditVersion(this, nodes, stored, options);
   }
 
   proof(key: Uint8Array): CommitmentProof {

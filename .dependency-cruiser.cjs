@@ -1,0 +1,62 @@
+/**
+ * The layers of src/, bottom to top; each folder may import only the folders below it (and its own files), and no
+ * module may sit in an import cycle. `npm run check` runs this; so does `npm test`.
+ *
+ *   base        errors, bytes, hashing, argument checks, thread start
+ *   tree        the IAVL algorithms with no storage
+ *   sqlite      the one place SQL is written
+ *   checkpoint  the persistent store: loading, eviction, replay, checkpoints, views, read-only handles, write thread
+ *   prune, sync pruning and state sync (peers: neither imports the other)
+ *   api         the public facade: Tree, MultiTree, their options and backends
+ *   cli         the iavlite command
+ */
+const LAYERS = ["base", "tree", "sqlite", "checkpoint", "prune|sync", "api", "cli"];
+
+const above = (i) => LAYERS.slice(i + 1).join("|");
+const climbing = LAYERS.slice(0, -1).map((layer, i) => ({
+  name: `no-climb-from-${layer.replace("|", "-")}`,
+  comment: `src/${layer} may only import the layers below it`,
+  severity: "error",
+  from: { path: `^src/(${layer})/` },
+  to: { path: `^src/((${above(i)})/|index\\.ts$)` },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "an import cycle ties modules together so that neither can be understood or tested alone",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    ...climbing,
+    {
+      name: "no-peer-prune-sync",
+      comment: "pruning and state sync are peers on one layer: neither builds on the other",
+      severity: "error",
+      from: { path: "^src/(prune|sync)/" },
+      to: { path: "^src/(prune|sync)/", pathNot: "^src/$1/" },
+    },
+    {
+      name: "sqlite-only-in-sqlite",
+      comment: "SQL is written in src/sqlite only; other layers call its functions",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/sqlite/" },
+      to: { path: "better-sqlite3" },
+    },
+    {
+      name: "no-unlayered-src",
+      comment: "every module of src/ lives in a layer folder (index.ts is the package entry)",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^src/[^/]+$", pathNot: "^src/index\\.ts$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default"], extensions: [".ts", ".js", ".mjs"] },
+  },
+};

@@ -1,0 +1,47 @@
+/**
+ * What a {@link Tree} needs from where it keeps its versions: memory, or a store on disk.
+ * @module
+ */
+import type { Node, NodeSource } from "../tree/node.js";
+import type { ValueOf } from "../tree/proof.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import type { CommitInput } from "../tree/version-log.js";
+import type { PruneProgress, PruneResult } from "../prune/pruner.js";
+
+/** Options of a prune. */
+export interface PruneOptions {
+  /** Keep every version that is a multiple of this (snapshots), as far as it was committed as a checkpoint. */
+  keepEvery?: number | undefined;
+  /** Progress of the prune's phases. */
+  onProgress?: PruneProgress | undefined;
+}
+
+/** The last committed version as a tree holds it. */
+export interface Latest {
+  version: number;
+  root: Node | undefined;
+}
+
+/** @internal The storage behind a {@link Tree}. */
+export interface Backend {
+  readonly src: NodeSource;
+  readonly valueOf: ValueOf;
+  /** True when the backend needs the version's log on commit (and answers committed reads by key). */
+  readonly logsOps: boolean;
+  /** The last committed version at open (0 for none) and its root. */
+  readonly opened: Latest;
+  /** The value of `key` in the last committed version (used when `logsOps`). */
+  committedValue(key: Uint8Array): Uint8Array | undefined;
+  /** Persists a version; throws with nothing changed when it cannot. */
+  commit(c: CommitInput): void;
+  /** A view of a committed version; `latest` is the last committed version; `alive` throws once the tree closed. */
+  view(version: number, latest: Latest, alive: () => void): ReadonlyTree;
+  /** Committed versions still readable, oldest first. */
+  versions(): number[];
+  /** Removes committed versions ≤ `upTo` (never the latest; with `keepEvery`, not its checkpointed multiples). */
+  prune(upTo: number, opts: PruneOptions): Promise<PruneResult>;
+  /** Resolves when every committed version is durable. */
+  flush(): Promise<void>;
+  /** Releases everything; returns once no thread of the backend is working any more. */
+  close(): void;
+}

@@ -1,0 +1,62 @@
+/**
+ * The backend of {@link Tree.memory}: committed roots kept in a map, sharing unchanged subtrees.
+ * @module
+ */
+import { IavlError } from "../base/errors.js";
+import { MEMORY_SOURCE, type Node } from "../tree/node.js";
+import { memoryValue, RootView } from "../tree/root-view.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import type { CommitInput } from "../tree/version-log.js";
+import type { PruneResult } from "../prune/pruner.js";
+import type { Backend, Latest, PruneOptions } from "./backend.js";
+
+/** Keeps every committed root in memory. */
+export class MemoryBackend implements Backend {
+  readonly src = MEMORY_SOURCE;
+  readonly valueOf = memoryValue;
+  readonly logsOps = false;
+  readonly opened = { version: 0, root: undefined };
+  private readonly roots = new Map<number, Node | undefined>();
+  /** Versions ≤ this were pruned. */
+  private prunedTo = 0;
+
+  committedValue(): Uint8Array | undefined {
+    throw new Error("iavlite: the memory backend reads through the tree");
+  }
+
+  commit(c: CommitInput): void {
+    this.roots.set(c.version, c.root);
+  }
+
+  view(version: number, latest: Latest, alive: () => void): ReadonlyTree {
+    if (!this.roots.has(version)) {
+      if (version <= this.prunedTo) throw new IavlError("VERSION_PRUNED", `version ${version} has been pruned`);
+      throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${latest.version})`);
+    }
+    return new RootView(version, this.roots.get(version), MEMORY_SOURCE, memoryValue, alive);
+  }
+
+  versions(): number[] {
+    return [...this.roots.keys()];
+  }
+
+  async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
+    const versions = [...this.roots.keys()];
+    const latest = versions[versions.length - 1] ?? 0;
+    const every = opts.keepEvery;
+    let pruned = 0;
+    for (const v of versions) {
+      if (v <= upTo && v < latest && (every === undefined || v % every !== 0) && this.roots.delete(v)) {
+        pruned++;
+        this.prunedTo = Math.max(this.prunedTo, v);
+      }
+    }
+    return { pruned, keptFrom: this.roots.keys().next().value ?? 0, reclaimedBytes: 0, droppedShards: 0 };
+  }
+
+  async flush(): Promise<void> {}
+
+  close(): void {
+    this.roots.clear();
+  }
+}

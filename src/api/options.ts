@@ -1,0 +1,76 @@
+/**
+ * Options of the public constructors, validated with zod so that a bad option names its field and rule.
+ * @module
+ */
+import { z } from "zod";
+import type { IavlError } from "../base/errors.js";
+
+/** Options of {@link Tree.memory}. */
+export const memoryOptionsSchema = z
+  .object({
+    /** The version the first commit gets (as cosmos/iavl `InitialVersion`); default 1. */
+    initialVersion: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  })
+  .strict();
+
+/** Options of {@link Tree.memory}. */
+export type MemoryOptions = z.input<typeof memoryOptionsSchema>;
+
+/** Options of `Tree.open`. */
+export const openOptionsSchema = z
+  .object({
+    /** The version the first commit of a new store gets; default 1. */
+    initialVersion: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    /**
+     * Versions between checkpoints, when every branch node not yet stored is written (leaves are written every
+     * version). Fewer means faster reopen and historic proofs, more means less writing. Default 100.
+     */
+    checkpointInterval: z.number().int().min(1).max(1_000_000).default(100),
+    /**
+     * Memory the working set may use for tree nodes, in MiB; clean nodes beyond it are evicted. Default 160, which
+     * keeps a writer growing to a million keys under 1 GB of RSS (V8 commits about twice the live heap).
+     */
+    memoryBudgetMiB: z.number().int().min(8).max(1_048_576).default(160),
+    /**
+     * `"normal"`: nothing committed is lost when the process dies; `"full"`: nor on power loss (fsync per commit);
+     * `"async"`: commit returns once the hash is known and a background writer lands versions in order.
+     */
+    durability: z.enum(["normal", "full", "async"]).default("normal"),
+    /** With durability "async": versions that may wait for the writer before `commit()` blocks. Default 8. */
+    asyncQueue: z.number().int().min(1).max(1024).default(8),
+    /** Versions per shard of the node tables, fixed when the store is created. Default 1000. */
+    shardSize: z.number().int().min(1).max(1_000_000).default(1000),
+    /** Prune automatically, keeping this many recent versions (default: keep everything). */
+    keepRecent: z.number().int().min(1).optional(),
+    /** With keepRecent: also keep every Nth version as a snapshot. */
+    keepEvery: z.number().int().min(1).optional(),
+    /**
+     * How long a write waits for another connection's lock (a prune's short transactions, a reader's checkpoint)
+     * before it is retried, in ms; default 10000. Writes retry for as long again before they fail.
+     */
+    busyTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),
+    /**
+     * Receives failures of background work that the store retries by itself (today: automatic prunes), so that
+     * commits go on. Default: `process.emitWarning`.
+     */
+    onBackgroundError: z.custom<(error: IavlError) => void>((v) => typeof v === "function", "must be a function").optional(),
+  })
+  .strict();
+
+/** Options of `Tree.open`, as given. */
+export type OpenOptions = z.input<typeof openOptionsSchema>;
+/** Options of `Tree.open`, with defaults filled in. */
+export type ResolvedOpenOptions = z.output<typeof openOptionsSchema>;
+
+/** Options of `Tree.import`: the snapshot's version and expected hash, and the new store's open options. */
+export const importOptionsSchema = openOptionsSchema.partial().extend({
+  /** The version the snapshot is of. */
+  version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  /** When given, the import is refused unless the rebuilt root hash equals it. */
+  expectedHash: z.custom<Uint8Array>((v) => v instanceof Uint8Array, "must be a Uint8Array").optional(),
+  /** Called now and then with the number of items imported so far. */
+  onProgress: z.custom<(items: number) => void>((v) => typeof v === "function", "must be a function").optional(),
+});
+
+/** Options of `Tree.import`. */
+export type ImportOptions = z.input<typeof importOptionsSchema>;

@@ -1,0 +1,158 @@
+/**
+ * The backend of `Tree.open`, and the one owner of everything an open store holds: its connection, its writer
+ * lock, the working set with its writer thread, and the prune pool. They are closed in that order's reverse: the
+ * pruner stops at a step boundary, the writer thread lands what is queued, the connection closes, and only then is
+ * the lock released, so that the next writer never meets a thread of this one still writing.
+ * @module
+ */
+import { IavlError } from "../base/errors.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import type { CommitInput } from "../tree/version-log.js";
+import { rollbackStore } from "../sqlite/rollback.js";
+import { openStoreFolder, type OpenFolder } from "../checkpoint/store-folder.js";
+import { WorkingSet } from "../checkpoint/working-set.js";
+import { Pruner, type PruneResult } from "../prune/pruner.js";
+import type { Backend, Latest, PruneOptions } from "./backend.js";
+import type { ResolvedOpenOptions } from "./options.js";
+
+/** The persistent {@link Backend}. */
+export class StoreBackend implements Backend {
+  readonly logsOps = true;
+  private pruner: Pruner | undefined;
+  private autoPrunedTo = 0;
+  private autoPruning = false;
+  private closed = false;
+
+  private constructor(
+    private readonly folder: OpenFolder,
+    private readonly set: WorkingSet,
+    private readonly options: ResolvedOpenOptions,
+  ) {}
+
+  /**
+   * Opens the store in `dir` under its writer lock. With `rollbackTo`, the versions after it are deleted first,
+   * under the same lock (a multi-store bringing a store back to its last whole version).
+   */
+  static open(dir: string, options: ResolvedOpenOptions, rollbackTo?: number): StoreBackend {
+    const folder = openStoreFolder(dir, {
+      shardSize: options.shardSize,
+      sync: options.durability === "full" ? "full" : "normal",
+      busyTimeoutMs: options.busyTimeoutMs,
+    });
+    try {
+      if (rollbackTo !== undefined) rollbackStore(folder.db, rollbackTo);
+      const set = new WorkingSet(folder.db, folder.file, {
+        checkpointInterval: options.checkpointInterval,
+        memoryBudgetMiB: options.memoryBudgetMiB,
+        asyncQueue: options.durability === "async" ? options.asyncQueue : undefined,
+        snapshotEvery: options.keepEvery,
+        busyTimeoutMs: options.busyTimeoutMs,
+      });
+      return new StoreBackend(folder, set, options);
+    } catch (e) {
+      folder.db.close();
+      folder.lock.release();
+      throw e;
+    }
+  }
+
+  /** Deletes every version after `version` from the store in `dir` (under its lock); returns how many went. */
+  static rollback(dir: string, version: number): number {
+    const { db, lock } = openStoreFolder(dir, { shardSize: 1000, sync: "full", busyTimeoutMs: 10_000 });
+    try {
+      return rollbackStore(db, version);
+    } finally {
+      db.close();
+      lock.release();
+    }
+  }
+
+  get src(): WorkingSet["src"] {
+    return this.set.src;
+  }
+
+  get valueOf(): WorkingSet["valueOf"] {
+    return this.set.valueOf;
+  }
+
+  get opened(): Latest {
+    return this.set.opened;
+  }
+
+  committedValue(key: Uint8Array): Uint8Array | undefined {
+    return this.set.committedValue(key);
+  }
+
+  commit(c: CommitInput): void {
+    this.set.commit(c);
+    this.autoPrune(c.version);
+  }
+
+  view(version: number, latest: Latest, alive: () => void): ReadonlyTree {
+    return this.set.view(version, latest, alive);
+  }
+
+  versions(): number[] {
+    return this.set.versions();
+  }
+
+  async flush(): Promise<void> {
+    await this.set.flush();
+  }
+
+  async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
+    // Pruning reads and rewrites the store: what is still queued for it must land first.
+    await this.set.flush();
+    if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
+    this.pruner ??= new Pruner(this.folder.file, this.options.busyTimeoutMs);
+    return this.pruner.prune(upTo, opts.keepEvery, opts.onProgress);
+  }
+
+  /**
+   * Starts a background prune when the keepRecent policy asks for one. A failed one is reported to
+   * `onBackgroundError` and tried again after the next commit; commits go on meanwhile.
+   */
+  private autoPrune(version: number): void {
+    const keep = this.options.keepRecent;
+    if (keep === undefined) return;
+    const target = version - keep;
+    // Prune in steps of a tenth of the window, so that each prune has enough to do to be worth starting, and never
+    // queue one behind another: while one runs, the next commit after it ends asks for the newest target instead.
+    if (this.autoPruning || target < 1 || target - this.autoPrunedTo < Math.max(1, Math.floor(keep / 10))) return;
+    const before = this.autoPrunedTo;
+    this.autoPrunedTo = target;
+    this.autoPruning = true;
+    this.prune(target, { keepEvery: this.options.keepEvery })
+      .catch((e: unknown) => {
+        if (this.closed) return;
+        this.autoPrunedTo = before;
+        this.report(e);
+      })
+      .finally(() => {
+        this.autoPruning = false;
+      });
+  }
+
+  private report(e: unknown): void {
+    const error = e instanceof IavlError ? e : new IavlError("IO_ERROR", `an automatic prune failed: ${(e as Error).message}`, { cause: e });
+    const to = this.options.onBackgroundError;
+    if (to !== undefined) to(error);
+    else process.emitWarning(`iavlite: an automatic prune failed and will be tried again: ${error.code}: ${error.message}`);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      // A prune cut short is safe: every step can be run again.
+      this.pruner?.close();
+      this.set.close();
+    } finally {
+      try {
+        this.folder.db.close();
+      } finally {
+        this.folder.lock.release();
+      }
+    }
+  }
+}

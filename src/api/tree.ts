@@ -1,0 +1,271 @@
+/**
+ * The mutable tree: a working state over the last committed version, and the committed versions behind it.
+ * @module
+ */
+import { IavlError } from "../base/errors.js";
+import { parseOptions } from "../base/options.js";
+import { checkBound, checkKey, checkValue, checkVersion } from "../base/validate.js";
+import { EMPTY_HASH } from "../base/hash.js";
+import type { ExportNode } from "../tree/export-node.js";
+import { iterateLeaves, type IterateOptions } from "../tree/iterate.js";
+import { Mutator } from "../tree/mutate.js";
+import { hashNode, Node } from "../tree/node.js";
+import type { CommitmentProof } from "../tree/proof.js";
+import { findLeaf } from "../tree/read.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import { VersionLog } from "../tree/version-log.js";
+import { storeFileIn } from "../sqlite/connection.js";
+import { ReadOnlyStore } from "../checkpoint/read-only-store.js";
+import type { PruneResult } from "../prune/pruner.js";
+import { importStore } from "../sync/store-import.js";
+import type { Backend, PruneOptions } from "./backend.js";
+import { MemoryBackend } from "./memory-backend.js";
+import {
+  importOptionsSchema,
+  memoryOptionsSchema,
+  openOptionsSchema,
+  type ImportOptions,
+  type MemoryOptions,
+  type OpenOptions,
+} from "./options.js";
+import { StoreBackend } from "./store-backend.js";
+
+/** What {@link Tree.commit} returns. */
+export interface CommitResult {
+  version: number;
+  hash: Uint8Array;
+}
+
+/**
+ * A versioned IAVL tree. Writes go to the working state; {@link Tree.commit} turns it into the next version, whose
+ * root hash equals cosmos/iavl's for the same operations.
+ */
+export class Tree {
+  private working: Node | undefined;
+  private committed: Node | undefined;
+  private lastVersion: number;
+  private readonly mutator: Mutator;
+  private closed = false;
+  /** Bumped by every change to the working state, so that open iterators over it can tell. */
+  private generation = 0;
+  /** The working version's operations, for backends that log them. */
+  private log = new VersionLog();
+
+  /** @internal Use {@link Tree.memory} or `Tree.open`. */
+  constructor(
+    private readonly backend: Backend,
+    initialVersion: number,
+  ) {
+    const { version, root } = backend.opened;
+    this.lastVersion = version;
+    this.committed = root;
+    this.working = root;
+    this.mutator = new Mutator(version > 0 ? version + 1 : initialVersion, backend.src);
+  }
+
+  /** A tree held wholly in memory. */
+  static memory(options?: MemoryOptions): Tree {
+    const o = parseOptions(memoryOptionsSchema, options);
+    return new Tree(new MemoryBackend(), o.initialVersion ?? 1);
+  }
+
+  /**
+   * The tree stored in folder `dir`: creates the store when the folder is empty or missing, otherwise resumes at its
+   * latest committed version. Only one writer may hold a store: a second one gets `LOCKED`, naming the holder.
+   */
+  static open(dir: string, options?: OpenOptions): Tree {
+    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    const o = parseOptions(openOptionsSchema, options);
+    return new Tree(StoreBackend.open(dir, o), o.initialVersion ?? 1);
+  }
+
+  /**
+   * Imports a state-sync snapshot (the nodes of one version in post-order, as {@link ReadonlyTree.export} gives or
+   * `decodeItems` reads from the wire) into a new store in `dir`, a missing or empty folder, and opens it. The
+   * stream is untrusted: anything but a valid IAVL tree (and, when `expectedHash` is given, that tree) is refused
+   * with `INVALID_SNAPSHOT`, and then nothing is left in `dir`.
+   */
+  static async import(
+    dir: string,
+    nodes: Iterable<ExportNode> | AsyncIterable<ExportNode>,
+    options: ImportOptions,
+  ): Promise<Tree> {
+    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    const { version, expectedHash, onProgress, ...rest } = parseOptions(importOptionsSchema, options);
+    const o = parseOptions(openOptionsSchema, rest);
+    await importStore(dir, nodes, { version, expectedHash, onProgress, shardSize: o.shardSize });
+    return Tree.open(dir, rest);
+  }
+
+  /**
+   * Opens the store in `dir` read-only, for query processes beside the writer (in this process or another). It never
+   * writes and never blocks the writer; `refresh()` moves it to the newest committed version.
+   */
+  static openReadOnly(dir: string): ReadOnlyStore {
+    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    return ReadOnlyStore.open(dir);
+  }
+
+  /**
+   * Deletes every version after `version` from the store in `dir` (which no writer may hold), so that it reopens
+   * at `version`. Returns how many versions were removed.
+   */
+  static rollback(dir: string, version: number): number {
+    checkVersion(version);
+    storeFileIn(dir);
+    return StoreBackend.rollback(dir, version);
+  }
+
+  /** The last committed version (0 before the first commit). */
+  get version(): number {
+    this.open();
+    return this.lastVersion;
+  }
+
+  /** Root hash of the last committed version (the empty hash before the first commit). */
+  get hash(): Uint8Array {
+    this.open();
+    // Copies: the tree's own hash arrays must not be changed through what it returns.
+    return (this.committed === undefined ? EMPTY_HASH : hashNode(this.committed, this.backend.src)).slice();
+  }
+
+  /** Number of keys in the last committed version. */
+  get size(): number {
+    this.open();
+    return this.committed?.size ?? 0;
+  }
+
+  /** Sets `key` to `value` in the working state. */
+  set(key: Uint8Array, value: Uint8Array): void {
+    this.open();
+    checkKey(key);
+    checkValue(value);
+    // Copies, so that a caller reusing its buffers cannot change what was set.
+    const k = new Uint8Array(key);
+    const leaf = Node.leaf(k, new Uint8Array(value), this.mutator.version);
+    if (this.backend.logsOps) this.log.set(k, leaf);
+    this.working = this.mutator.setLeaf(this.working, leaf).root;
+    this.generation++;
+  }
+
+  /** The value of `key` in the working state, or undefined. */
+  get(key: Uint8Array): Uint8Array | undefined {
+    this.open();
+    checkKey(key);
+    // Copies: the tree's own arrays (a value still waiting to be written, say) must not change through the result.
+    if (!this.backend.logsOps) return findLeaf(this.working, key, this.backend.src)?.value?.slice();
+    const c = this.log.change(key);
+    if (c !== undefined) return c.value?.slice();
+    return this.backend.committedValue(key)?.slice();
+  }
+
+  /** True when `key` is present in the working state. */
+  has(key: Uint8Array): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  /** Removes `key` from the working state; true when it was present. */
+  remove(key: Uint8Array): boolean {
+    this.open();
+    checkKey(key);
+    const r = this.mutator.remove(this.working, key);
+    if (r.value === undefined) return false;
+    this.working = r.root;
+    if (this.backend.logsOps) this.log.remove(new Uint8Array(key));
+    this.generation++;
+    return true;
+  }
+
+  /**
+   * `[key, value]` pairs of the working state in key order (`start` inclusive, `end` exclusive). A change to the
+   * working state while the iterator is open makes its next step throw `CONCURRENT_MODIFICATION`.
+   */
+  *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
+    this.open();
+    checkBound(opts.start, "start");
+    checkBound(opts.end, "end");
+    const gen = this.generation;
+    for (const leaf of iterateLeaves(this.working, opts, this.backend.src)) {
+      this.open();
+      if (gen !== this.generation) throw new IavlError("CONCURRENT_MODIFICATION", "the working tree changed during iteration");
+      yield [leaf.key.slice(), (leaf.value ?? this.backend.valueOf(leaf)).slice()];
+    }
+  }
+
+  /** The root hash the working state would commit to. */
+  workingHash(): Uint8Array {
+    this.open();
+    return (this.working === undefined ? EMPTY_HASH : hashNode(this.working, this.backend.src)).slice();
+  }
+
+  /** Commits the working state as the next version. Nothing changes when the store refuses the write. */
+  commit(): CommitResult {
+    this.open();
+    const version = this.mutator.version;
+    const hash = this.workingHash();
+    this.backend.commit({ version, root: this.working, hash, log: this.log });
+    this.committed = this.working;
+    this.lastVersion = version;
+    this.mutator.version = version + 1;
+    this.log = new VersionLog();
+    this.generation++;
+    // A copy of its own: the store may still be writing `hash`.
+    return { version, hash: hash.slice() };
+  }
+
+  /** A read-only view of committed `version`. */
+  at(version: number): ReadonlyTree {
+    this.open();
+    checkVersion(version);
+    if (version > this.lastVersion) {
+      throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.lastVersion})`);
+    }
+    return this.backend.view(version, { version: this.lastVersion, root: this.committed }, () => this.open());
+  }
+
+  /** The committed versions still readable, oldest first. */
+  versions(): number[] {
+    this.open();
+    return this.backend.versions();
+  }
+
+  /** An ICS23 proof of `key` against {@link Tree.hash} (the last committed version). */
+  proof(key: Uint8Array): CommitmentProof {
+    this.open();
+    if (this.lastVersion === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
+    return this.at(this.lastVersion).proof(key);
+  }
+
+  /**
+   * Removes every committed version ≤ `version` (the latest is always kept; with `keepEvery`, so is every version
+   * that is a multiple of it and was committed as a checkpoint, as `keepEvery` in the open options makes them). The
+   * work runs in a worker thread
+   * while this tree goes on committing; the promise settles once the space is reclaimed.
+   */
+  async prune(version: number, options: PruneOptions = {}): Promise<PruneResult> {
+    this.open();
+    checkVersion(version);
+    if (options.keepEvery !== undefined) checkVersion(options.keepEvery);
+    return this.backend.prune(version, options);
+  }
+
+  /** Resolves when every committed version is durable (immediately unless durability is "async"). */
+  async flush(): Promise<void> {
+    this.open();
+    await this.backend.flush();
+  }
+
+  /** Releases the tree and its store; every later call throws `CLOSED`. Closing twice is harmless. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.generation++;
+    this.working = undefined;
+    this.committed = undefined;
+    this.backend.close();
+  }
+
+  private open(): void {
+    if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
+  }
+}

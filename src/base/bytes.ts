@@ -1,0 +1,82 @@
+/**
+ * Byte helpers shared by hashing, proofs and storage: Go's varint encodings and byte-order comparison.
+ * @module
+ */
+import { IavlError } from "./errors.js";
+
+/** Writes `n` as Go's `binary.PutUvarint` into `buf` at `pos`; returns the position after it. */
+export function putUvarint(buf: Uint8Array, pos: number, n: number): number {
+  // Numbers here (heights, sizes, versions, lengths) stay below 2^53, so plain arithmetic is exact.
+  while (n >= 0x80) {
+    buf[pos++] = (n % 0x80) | 0x80;
+    n = Math.floor(n / 0x80);
+  }
+  buf[pos++] = n;
+  return pos;
+}
+
+/** Writes `n` as Go's `binary.PutVarint` (zig-zag) into `buf` at `pos`; returns the position after it. */
+export function putVarint(buf: Uint8Array, pos: number, n: number): number {
+  return putUvarint(buf, pos, n >= 0 ? n * 2 : -n * 2 - 1);
+}
+
+/** The uvarint encoding of `n` as a new array. */
+export function uvarint(n: number): Uint8Array {
+  const buf = new Uint8Array(10);
+  return buf.slice(0, putUvarint(buf, 0, n));
+}
+
+/** Lexicographic byte order, as Go's `bytes.Compare`: negative, zero or positive. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    const d = a[i]! - b[i]!;
+    if (d !== 0) return d;
+  }
+  return a.length - b.length;
+}
+
+/** True when both arrays hold the same bytes. */
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Lower-case hex of `bytes`. */
+export function toHex(bytes: Uint8Array): string {
+  if (!(bytes instanceof Uint8Array)) throw new IavlError("INVALID_ARGUMENT", `toHex needs a Uint8Array, got ${typeof bytes}`);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
+/** Bytes of a hex string (no prefix); throws `INVALID_ARGUMENT` on anything but an even number of hex digits. */
+export function fromHex(hex: string): Uint8Array {
+  if (typeof hex !== "string" || hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) {
+    const shown = typeof hex === "string" ? `"${hex.slice(0, 20)}${hex.length > 20 ? "…" : ""}"` : typeof hex;
+    throw new IavlError("INVALID_ARGUMENT", `not a hex string (an even number of hex digits): ${shown}`);
+  }
+  return new Uint8Array(Buffer.from(hex, "hex"));
+}
+
+/** UTF-8 bytes of a string. */
+export function utf8(s: string): Uint8Array {
+  return new TextEncoder().encode(s);
+}
+
+/** A string with one char per byte of `key`: the cheapest exact Map key for bytes. */
+export function keyId(key: Uint8Array): string {
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString("latin1");
+}
+
+/** The bytes of `parts`, one after another, in a new array. */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}

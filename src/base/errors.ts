@@ -1,0 +1,70 @@
+/**
+ * The one error class the library throws on purpose, with a stable `code` to branch on.
+ * @module
+ */
+
+/** Every code an {@link IavlError} can carry. New codes may be added; existing ones keep their meaning. */
+export type ErrorCode =
+  /** A key or value is not a `Uint8Array`, or an argument has the wrong type or range. */
+  | "INVALID_ARGUMENT"
+  /** Keys must be non-empty (as in cosmos/iavl). */
+  | "EMPTY_KEY"
+  /** Options failed validation; the message names the field and the rule. */
+  | "INVALID_OPTIONS"
+  /** The version was never committed (or is newer than the latest). */
+  | "VERSION_NOT_FOUND"
+  /** The version was committed once but has been pruned. */
+  | "VERSION_PRUNED"
+  /**
+   * The version was removed by a rollback after this handle or view began reading it (it may have been committed
+   * again since, with other content): open a new view.
+   */
+  | "VERSION_ROLLED_BACK"
+  /** The tree was closed. */
+  | "CLOSED"
+  /** ICS23 cannot prove an empty value, neither as the key's own value nor as a neighbour's. */
+  | "EMPTY_VALUE_PROOF"
+  /** A proof was asked of an empty tree, which has nothing to prove against. */
+  | "EMPTY_TREE"
+  /** The working tree changed while an iterator over it was open. */
+  | "CONCURRENT_MODIFICATION"
+  /** Another writer holds the store. */
+  | "LOCKED"
+  /** The folder holds something that is not an iavlite store. */
+  | "NOT_A_STORE"
+  /** The store was written by a newer schema than this library knows. */
+  | "SCHEMA_TOO_NEW"
+  /** The store's content contradicts itself (a hash or a row that does not add up). */
+  | "CORRUPT"
+  /** A write was attempted through a read-only handle. */
+  | "READ_ONLY"
+  /** A snapshot stream is not a valid post-order IAVL export, or its root hash does not match. */
+  | "INVALID_SNAPSHOT"
+  /**
+   * The disk (or a size limit) is full. Nothing of the failed write was stored; the handle goes on, and the same
+   * call may be repeated once space returns (see the README on durability "async").
+   */
+  | "DISK_FULL"
+  /**
+   * The operating system failed a read or write of the store's files. Nothing of the failed write was stored; the
+   * call may be repeated, but a store whose disk keeps failing should be closed and checked with `iavlite verify`.
+   */
+  | "IO_ERROR";
+
+/** An error of iavlite. `code` is stable across releases; the message is for people. */
+export class IavlError extends Error {
+  override readonly name = "IavlError";
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** True when `e` is an {@link IavlError}, optionally with the given code. */
+export function isIavlError(e: unknown, code?: ErrorCode): e is IavlError {
+  return e instanceof IavlError && (code === undefined || e.code === code);
+}

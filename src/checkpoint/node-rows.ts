@@ -1,0 +1,52 @@
+/**
+ * Nodes to rows and back: the one place where a tree node meets its stored form.
+ * @module
+ */
+import { IavlError } from "../base/errors.js";
+import { Node } from "../tree/node.js";
+import type { BranchRow, LeafRow } from "../sqlite/rows.js";
+
+/** The row of a hashed, numbered branch whose children are numbered too. */
+export function branchRow(n: Node): BranchRow {
+  const l = n.left ?? n.leftKey;
+  const r = n.right ?? n.rightKey;
+  if (l === undefined || r === undefined || n.hash === undefined || n.seq === 0 || l.seq === 0 || r.seq === 0) {
+    throw new IavlError("CORRUPT", `branch ${n.version}/${n.seq} cannot be stored: it is unhashed or a child is unnumbered`);
+  }
+  return {
+    version: n.version,
+    seq: n.seq,
+    key: n.key,
+    height: n.height,
+    size: n.size,
+    hash: n.hash,
+    leftVersion: l.version,
+    leftSeq: l.seq,
+    rightVersion: r.version,
+    rightSeq: r.seq,
+  };
+}
+
+/** The row of a hashed, numbered leaf. */
+export function leafRow(n: Node): LeafRow {
+  if (n.hash === undefined || n.seq === 0) throw new IavlError("CORRUPT", `leaf ${n.version}/${n.seq} cannot be stored: it is unhashed or unnumbered`);
+  return { version: n.version, seq: n.seq, key: n.key, hash: n.hash };
+}
+
+/** A branch loaded from its row: children known by node key only. */
+export function branchNode(b: BranchRow): Node {
+  const n = new Node(b.key, undefined, b.version, b.height, b.size);
+  n.hash = b.hash;
+  n.seq = b.seq;
+  n.leftKey = { version: b.leftVersion, seq: b.leftSeq };
+  n.rightKey = { version: b.rightVersion, seq: b.rightSeq };
+  return n;
+}
+
+/** A leaf loaded from its row: key and hash, its value left in the value rows. */
+export function leafNode(l: LeafRow): Node {
+  const n = new Node(l.key, undefined, l.version, 0, 1);
+  n.hash = l.hash;
+  n.seq = l.seq;
+  return n;
+}

@@ -1,0 +1,142 @@
+/**
+ * A read-only handle on a store, for query processes beside the writer: read-only connections, no transaction held
+ * between statements (so the writer's WAL is never pinned), and a version that moves only on `refresh()`.
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { IavlError } from "../base/errors.js";
+import { EMPTY_HASH } from "../base/hash.js";
+import { checkVersion } from "../base/validate.js";
+import type { AuditOptions, AuditReport } from "../tree/audit.js";
+import type { ExportNode } from "../tree/export-node.js";
+import type { IterateOptions } from "../tree/iterate.js";
+import type { CommitmentProof } from "../tree/proof.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import { openReader, STORE_FILE, type Connection } from "../sqlite/connection.js";
+import { checkSchema } from "../sqlite/migrate.js";
+import { StoreReader } from "../sqlite/store-reader.js";
+import { RebuiltTrees } from "./rebuild.js";
+import { startRead, StoreView, type ReadStart } from "./store-view.js";
+
+/**
+ * Reads of a store that another process (or this one) writes. Every read sees one committed version whole, or
+ * throws `VERSION_PRUNED` when pruning removed that version meanwhile (`VERSION_ROLLED_BACK` when a rollback did);
+ * it never returns data of another version.
+ */
+export class ReadOnlyStore implements ReadonlyTree {
+  private readonly store: StoreReader;
+  private readonly trees: RebuiltTrees;
+  private start: ReadStart | undefined;
+  private closed = false;
+
+  private constructor(private readonly db: Connection) {
+    this.store = new StoreReader(db);
+    this.trees = new RebuiltTrees(this.store);
+    this.refresh();
+  }
+
+  /** Opens the store in `dir` read-only; throws `NOT_A_STORE` when there is none. */
+  static open(dir: string): ReadOnlyStore {
+    const file = join(dir, STORE_FILE);
+    if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store`);
+    const db = openReader(file);
+    try {
+      checkSchema(db, file);
+      return new ReadOnlyStore(db);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  /** The version this handle reads (0 when the store has none yet). */
+  get version(): number {
+    this.open();
+    return this.start?.row.version ?? 0;
+  }
+
+  /** Root hash of {@link version}. */
+  get hash(): Uint8Array {
+    return this.current()?.hash ?? EMPTY_HASH.slice();
+  }
+
+  /** Number of keys in {@link version}. */
+  get size(): number {
+    return this.current()?.size ?? 0;
+  }
+
+  /**
+   * Moves to the newest committed version and returns it. After a rollback that is an older version, or the same
+   * number committed again with other content.
+   */
+  refresh(): number {
+    this.open();
+    const since = this.store.rollbacks();
+    const latest = this.store.latest();
+    this.start = latest === undefined ? undefined : { row: latest, since };
+    return this.version;
+  }
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    return this.current()?.get(key);
+  }
+
+  has(key: Uint8Array): boolean {
+    return this.current()?.has(key) ?? false;
+  }
+
+  iterate(opts?: IterateOptions): IterableIterator<[Uint8Array, Uint8Array]> {
+    return this.current()?.iterate(opts) ?? [][Symbol.iterator]();
+  }
+
+  proof(key: Uint8Array): CommitmentProof {
+    const view = this.current();
+    if (view === undefined) throw new IavlError("EMPTY_TREE", "the store has no committed version yet");
+    return view.proof(key);
+  }
+
+  export(): IterableIterator<ExportNode> {
+    return this.current()?.export() ?? [][Symbol.iterator]();
+  }
+
+  audit(options?: AuditOptions): AuditReport {
+    const view = this.current();
+    if (view === undefined) return { ok: true, version: 0, nodes: 0, leaves: 0, faults: [] };
+    return view.audit(options);
+  }
+
+  /** A view of committed `version` (any kept version, older or newer than {@link version}). */
+  at(version: number): ReadonlyTree {
+    this.open();
+    checkVersion(version);
+    return this.view(startRead(this.store, version));
+  }
+
+  /** The committed versions kept, oldest first. */
+  versions(): number[] {
+    this.open();
+    return this.store.versions();
+  }
+
+  /** Closes the connection; later calls throw `CLOSED`. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.trees.clear();
+    this.db.close();
+  }
+
+  private current(): StoreView | undefined {
+    this.open();
+    return this.start === undefined ? undefined : this.view(this.start);
+  }
+
+  private view(start: ReadStart): StoreView {
+    return new StoreView(this.store, start, () => ({ root: this.trees.root(start.row), src: this.trees.src }), () => this.open());
+  }
+
+  private open(): void {
+    if (this.closed) throw new IavlError("CLOSED", "the read-only store is closed");
+  }
+}

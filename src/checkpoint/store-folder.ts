@@ -1,0 +1,67 @@
+/**
+ * A store folder on disk: what it may hold, and opening it for writing under its writer lock.
+ * @module
+ */
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { IavlError } from "../base/errors.js";
+import { openReader, openWriter, STORE_FILE, type Connection, type Sync } from "../sqlite/connection.js";
+import { WriterLock } from "../sqlite/lock.js";
+import { checkSchema, migrate } from "../sqlite/migrate.js";
+import { StoreWriter } from "../sqlite/store-writer.js";
+
+/** Files a store folder may hold; anything else means the folder is not ours. */
+const OWN_FILES = new Set([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, "writer.lock", "writer.lock-journal", "writer.json"]);
+
+/** How to open a store folder for writing. */
+export interface FolderOptions {
+  /** Versions per shard, recorded when the store is created (an existing store keeps its own). */
+  shardSize: number;
+  sync: Sync;
+  busyTimeoutMs: number;
+}
+
+/** A store folder opened for writing: its connection, its lock, and the path of its database. */
+export interface OpenFolder {
+  db: Connection;
+  lock: WriterLock;
+  file: string;
+}
+
+/**
+ * Opens (creating when missing or empty) the store in `dir`, takes its writer lock and brings its schema up to date.
+ * A store this library must refuse (foreign, or written by a newer schema) is refused before anything is written.
+ */
+export function openStoreFolder(dir: string, o: FolderOptions): OpenFolder {
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
+    const foreign = readdirSync(dir).filter((f) => !OWN_FILES.has(f));
+    if (foreign.length > 0 && !existsSync(join(dir, STORE_FILE))) {
+      throw new IavlError("NOT_A_STORE", `${dir} is not an iavlite store (it holds ${foreign.slice(0, 3).join(", ")}…)`);
+    }
+  } else {
+    mkdirSync(dir, { recursive: true });
+  }
+  const file = join(dir, STORE_FILE);
+  if (existsSync(file)) {
+    // Checked read-only first, so that a store this version must refuse is never opened for writing.
+    const ro = openReader(file);
+    try {
+      checkSchema(ro, file);
+    } finally {
+      ro.close();
+    }
+  }
+  const lock = WriterLock.acquire(dir);
+  let db: Connection | undefined;
+  try {
+    db = openWriter(file, o.sync, o.busyTimeoutMs);
+    migrate(db, file);
+    StoreWriter.init(db, o.shardSize);
+    return { db, lock, file };
+  } catch (e) {
+    db?.close();
+    lock.release();
+    throw e;
+  }
+}

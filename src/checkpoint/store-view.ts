@@ -1,0 +1,180 @@
+/**
+ * A committed version read from the store: values by key from the value rows, proofs from the version's tree.
+ * @module
+ */
+import { IavlError } from "../base/errors.js";
+import { equalBytes } from "../base/bytes.js";
+import { checkBound, checkKey } from "../base/validate.js";
+import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../tree/audit.js";
+import type { ExportNode } from "../tree/export-node.js";
+import { exportItem, postOrder } from "../tree/export-walk.js";
+import type { IterateOptions } from "../tree/iterate.js";
+import { hashNode, type Node } from "../tree/node.js";
+import { createProof, type CommitmentProof, type ValueOf } from "../tree/proof.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import type { VersionRow } from "../sqlite/rows.js";
+import type { StoreReader } from "../sqlite/store-reader.js";
+import type { StoreSource } from "./node-source.js";
+
+/** The value of a stored leaf: its own value row. */
+export function storedValue(store: StoreReader): ValueOf {
+  return (leaf) => {
+    if (leaf.value !== undefined) return leaf.value;
+    const v = store.valueAt(leaf.key, leaf.version);
+    if (v === undefined || v === null) throw new IavlError("CORRUPT", `the value of a leaf of version ${leaf.version} is missing`);
+    return v;
+  };
+}
+
+/** A version's tree and the source that loads its nodes. */
+export interface VersionTree {
+  root: Node | undefined;
+  src: StoreSource;
+}
+
+const NO_VALUE = new Uint8Array(0);
+
+/** Nodes handed out per checked read of an export or audit walk. */
+const WALK_BATCH = 256;
+
+/** A version row, and the count of rollbacks the store had recorded before the row was read. */
+export interface ReadStart {
+  row: VersionRow;
+  since: number;
+}
+
+/** Reads the row of `version` to begin reading it; throws `VERSION_PRUNED` or `VERSION_NOT_FOUND` when it is not kept. */
+export function startRead(store: StoreReader, version: number): ReadStart {
+  // The count first: a rollback between the two reads then shows as a later one.
+  const since = store.rollbacks();
+  const row = store.version(version);
+  if (row === undefined) throw store.missing(version);
+  return { row, since };
+}
+
+/** Reads of one committed version of a store. */
+export class StoreView implements ReadonlyTree {
+  private readonly row: VersionRow;
+  /** Rollbacks the store had recorded when this view began: one after that below the version replaces it. */
+  private readonly since: number;
+
+  constructor(
+    private readonly store: StoreReader,
+    start: ReadStart,
+    /** Builds (or finds) the version's tree, only when a proof, export or audit needs it. */
+    private readonly tree: () => VersionTree,
+    /** Throws when the owner was closed: checked before every read and between the rows of an iteration. */
+    private readonly alive: () => void,
+  ) {
+    this.row = start.row;
+    this.since = start.since;
+  }
+
+  /**
+   * Runs a read so that it sees the version whole, or throws `VERSION_PRUNED` / `VERSION_ROLLED_BACK`: pruning
+   * deletes a version row before any data the version reads, and a rollback records itself with its deletions, so a
+   * version still "kept" after the read proves the read saw it whole.
+   */
+  private readonly read = <T>(fn: () => T): T => {
+    this.alive();
+    let r: T;
+    try {
+      r = fn();
+    } catch (e) {
+      this.check();
+      throw e;
+    }
+    this.check();
+    return r;
+  };
+
+  private check(): void {
+    const state = this.store.versionState(this.row.version, this.since);
+    if (state === "pruned") throw new IavlError("VERSION_PRUNED", `version ${this.row.version} was pruned while it was being read`);
+    if (state === "rolled-back") {
+      throw new IavlError("VERSION_ROLLED_BACK", `version ${this.row.version} was removed by a rollback after this view began reading it`);
+    }
+  }
+
+  get version(): number {
+    return this.row.version;
+  }
+
+  get hash(): Uint8Array {
+    return this.read(() => this.row.hash.slice());
+  }
+
+  get size(): number {
+    return this.read(() => this.row.size);
+  }
+
+  get(key: Uint8Array): Uint8Array | undefined {
+    checkKey(key);
+    return this.read(() => this.store.valueAt(key, this.row.version) ?? undefined);
+  }
+
+  has(key: Uint8Array): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
+    checkBound(opts.start, "start");
+    checkBound(opts.end, "end");
+    for (const [key, value] of this.store.range(this.row.version, opts.start, opts.end, opts.reverse === true, this.read)) {
+      this.alive();
+      yield [key, value];
+    }
+  }
+
+  *export(): IterableIterator<ExportNode> {
+    for (const n of this.walk(false)) yield n.node;
+  }
+
+  audit(options?: AuditOptions): AuditReport {
+    return auditVersion(this, this.walk(true), this.read(() => this.row.hash), options);
+  }
+
+  proof(key: Uint8Array): CommitmentProof {
+    checkKey(key);
+    return this.read(() => {
+      const { root, src } = this.tree();
+      const h = root === undefined ? undefined : hashNode(root, src);
+      if (h !== undefined && !equalBytes(h, this.row.hash)) {
+        throw new IavlError("CORRUPT", `the rebuilt tree of version ${this.row.version} does not match its stored hash`);
+      }
+      return createProof(root, key, src, storedValue(this.store));
+    });
+  }
+
+  /**
+   * The version's nodes in post-order. Leaves come out in key order, which is the order of the version's value rows:
+   * their values (and, for an export, their keys) are read from one range scan instead of a lookup each, and the
+   * walk loads nodes without linking them into the tree, so that memory stays O(height). With `withHashes`, leaves
+   * are loaded too, for the hashes stored with them. Nodes come in batches, each read checked whole.
+   */
+  private *walk(withHashes: boolean): Generator<StoredNode> {
+    const { root, src } = this.read(() => this.tree());
+    const nodes = postOrder(root, src.uncached(!withHashes));
+    const leaves = this.store.range(this.row.version, undefined, undefined, false, this.read);
+    for (;;) {
+      this.alive();
+      const batch = this.read(() => {
+        const out: StoredNode[] = [];
+        for (let r = nodes.next(); r.done !== true; r = nodes.next()) {
+          const n = r.value;
+          if (n.height === 0) {
+            const row = leaves.next();
+            if (row.done === true || row.value[2] !== n.version || (n.key.length > 0 && !equalBytes(n.key, row.value[0]))) {
+              throw new IavlError("CORRUPT", `the leaves of version ${this.row.version} disagree with its value rows`);
+            }
+            out.push({ node: { key: row.value[0], value: row.value[1], version: n.version, height: 0 }, storedHash: withHashes ? n.hash : undefined });
+          } else out.push({ node: exportItem(n, () => NO_VALUE), storedHash: n.hash });
+          if (out.length === WALK_BATCH) break;
+        }
+        return out;
+      });
+      yield* batch;
+      if (batch.length < WALK_BATCH) return;
+    }
+  }
+}

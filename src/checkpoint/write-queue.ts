@@ -1,0 +1,173 @@
+/**
+ * The owner's side of durability "async": `commit()` hands each version to the background writer thread and
+ * returns; a bounded queue makes it wait only when the writer falls `capacity` versions behind.
+ * @module
+ */
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
+import { IavlError, type ErrorCode } from "../base/errors.js";
+import { startWorker } from "../base/threads.js";
+import type { Change } from "../tree/version-log.js";
+import type { VersionWrite } from "../sqlite/rows.js";
+
+/** Slots of the state shared with the writer thread (BigInt64): the newest durable version, … */
+export const DURABLE = 0;
+/** … 1 once a write failed (nothing later may land, so that versions stay in order), … */
+export const FAILED = 1;
+/** … 1 once the thread closed its connection. */
+export const CLOSED = 2;
+
+/** What the owner passes to the writer thread. */
+export interface WriterThreadData {
+  file: string;
+  busyTimeoutMs: number;
+  /** Three BigInt64 slots: {@link DURABLE}, {@link FAILED}, {@link CLOSED}. */
+  state: SharedArrayBuffer;
+  /** Where failures are reported, so that a blocked owner can read them synchronously. */
+  errors: MessagePort;
+}
+
+/** A failure as the writer thread reports it. */
+export interface WriterFailure {
+  version: number;
+  message: string;
+  code: ErrorCode | undefined;
+}
+
+/** The longest close() waits for the writer thread to close its connection (it only has to finish one statement). */
+const CLOSE_WAIT_MS = 60_000;
+
+/** A version handed to the writer but perhaps not yet on disk, with what reads need meanwhile. */
+interface Queued {
+  version: number;
+  changes: Map<string, Change>;
+  /** Runs once the version is on disk. */
+  landed: () => void;
+}
+
+/** Queue of versions in flight to the writer thread. */
+export class WriteQueue {
+  private readonly worker: Worker;
+  private readonly state: BigInt64Array;
+  private readonly errors: MessageChannel;
+  private readonly queued: Queued[] = [];
+  private failure: IavlError | undefined;
+  private exited = false;
+
+  constructor(
+    file: string,
+    durable: number,
+    private readonly capacity: number,
+    busyTimeoutMs: number,
+  ) {
+    const shared = new SharedArrayBuffer(24);
+    this.state = new BigInt64Array(shared);
+    this.state[DURABLE] = BigInt(durable);
+    this.errors = new MessageChannel();
+    const data: WriterThreadData = { file, busyTimeoutMs, state: shared, errors: this.errors.port2 };
+    this.worker = startWorker(import.meta.url, "writer-thread", { workerData: data, transferList: [this.errors.port2] });
+    this.worker.on("error", (e) => {
+      this.failure ??= new IavlError("CORRUPT", `the background writer stopped: ${e.message}; versions after ${this.durable} were not stored`, { cause: e });
+      this.stopped();
+    });
+    this.worker.on("exit", () => this.stopped());
+    this.worker.unref();
+  }
+
+  /** The newest version on disk. */
+  get durable(): number {
+    return Number(Atomics.load(this.state, DURABLE));
+  }
+
+  /** Hands `w` to the writer, first waiting for room in the queue. */
+  push(w: VersionWrite, changes: Map<string, Change>, landed: () => void): void {
+    this.check();
+    const oldest = this.queued[0];
+    if (this.queued.length >= this.capacity && oldest !== undefined) this.waitFor(oldest.version);
+    this.worker.postMessage({ write: w });
+    this.queued.push({ version: w.version.version, changes, landed });
+  }
+
+  /** The newest queued change of `key` not yet durable, if any (`keyId` as the tree tracks it). */
+  pending(keyId: string): Change | undefined {
+    this.trim();
+    for (let i = this.queued.length - 1; i >= 0; i--) {
+      const c = this.queued[i]!.changes.get(keyId);
+      if (c !== undefined) return c;
+    }
+    return undefined;
+  }
+
+  /** Blocks until `version` is durable; throws the writer's failure if it failed. */
+  waitFor(version: number): void {
+    for (;;) {
+      const d = Atomics.load(this.state, DURABLE);
+      if (d >= BigInt(version)) break;
+      this.check();
+      Atomics.wait(this.state, DURABLE, d, 1000);
+    }
+    this.trim();
+  }
+
+  /** Resolves when everything queued is durable, without blocking the event loop. */
+  async flush(): Promise<void> {
+    const last = this.queued[this.queued.length - 1];
+    if (last === undefined) return this.check();
+    // The worker is unref'd so that it never holds a process open by itself; while someone awaits, it must.
+    this.worker.ref();
+    try {
+      for (;;) {
+        const d = Atomics.load(this.state, DURABLE);
+        if (d >= BigInt(last.version)) break;
+        this.check();
+        const r = Atomics.waitAsync(this.state, DURABLE, d, 1000);
+        if (r.async) await r.value;
+      }
+      this.trim();
+    } finally {
+      this.worker.unref();
+    }
+  }
+
+  /**
+   * Lands everything queued (unless the writer failed), then stops the writer thread and returns once it has closed
+   * its connection, so that the store's lock can be released with nothing left writing.
+   */
+  close(): void {
+    try {
+      const last = this.queued[this.queued.length - 1];
+      if (last !== undefined && this.failure === undefined) this.waitFor(last.version);
+    } finally {
+      this.worker.postMessage({ close: true });
+      // The thread's exit event cannot arrive while this thread waits, so the wait is bounded instead.
+      const deadline = Date.now() + CLOSE_WAIT_MS;
+      while (Atomics.load(this.state, CLOSED) === 0n && !this.exited && Date.now() < deadline) Atomics.wait(this.state, CLOSED, 0n, 100);
+    }
+  }
+
+  /** Versions handed to the writer and not yet on disk, oldest first. */
+  inFlight(): number[] {
+    this.trim();
+    return this.queued.map((q) => q.version);
+  }
+
+  private trim(): void {
+    const d = this.durable;
+    while (this.queued.length > 0 && this.queued[0]!.version <= d) this.queued.shift()!.landed();
+  }
+
+  private stopped(): void {
+    this.exited = true;
+    Atomics.store(this.state, FAILED, 1n);
+    Atomics.notify(this.state, DURABLE);
+    Atomics.notify(this.state, CLOSED);
+  }
+
+  private check(): void {
+    if (this.failure === undefined && Atomics.load(this.state, FAILED) !== 0n) {
+      const m = receiveMessageOnPort(this.errors.port1)?.message as WriterFailure | undefined;
+      const why = `the background writer failed at version ${m?.version ?? "?"}: ${m?.message ?? "it stopped"}; versions after ${this.durable} were not stored (reopen the store to go on from there)`;
+      this.failure = new IavlError(m?.code ?? "CORRUPT", why);
+    }
+    if (this.failure !== undefined) throw this.failure;
+  }
+}

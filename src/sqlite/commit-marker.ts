@@ -1,0 +1,92 @@
+/**
+ * The commit marker of a multi-store (`commits.sqlite`): which version every store has committed, and its app hash.
+ * A version is begun (its row written with no hash) before any store commits it and completed after all have, so
+ * that reopening knows exactly which version a crash interrupted.
+ * @module
+ */
+import Database from "better-sqlite3";
+import { IavlError } from "../base/errors.js";
+import { blob } from "./rows.js";
+import type { Sync } from "./connection.js";
+import { retryBusy } from "./write-errors.js";
+
+/** File name of the marker inside a multi-store folder. */
+export const MARKER_FILE = "commits.sqlite";
+
+/** The marker's account of the versions. */
+export interface MarkerState {
+  /** The newest version every store committed (0: none). */
+  whole: number;
+  /** A version begun and not completed (a crash between store commits), if any. */
+  pending: number | undefined;
+  /** True when the marker holds no row at all (new, or lost and recreated). */
+  empty: boolean;
+}
+
+/** The open marker of one multi-store. */
+export class CommitMarker {
+  private constructor(private readonly db: Database.Database) {}
+
+  /** Opens the marker `file` (creating it), or read-only when `readonly`. */
+  static open(file: string, sync: Sync, readonly = false): CommitMarker {
+    let db: Database.Database;
+    try {
+      db = new Database(file, { readonly, fileMustExist: readonly });
+    } catch (e) {
+      throw new IavlError(readonly ? "NOT_A_STORE" : "CORRUPT", `cannot open the commit marker ${file}: ${(e as Error).message}`, { cause: e });
+    }
+    if (!readonly) {
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${sync.toUpperCase()}`);
+      db.exec("CREATE TABLE IF NOT EXISTS commits (version INTEGER PRIMARY KEY, app_hash BLOB)");
+    }
+    db.pragma("busy_timeout = 10000");
+    return new CommitMarker(db);
+  }
+
+  /** What the marker says. */
+  state(): MarkerState {
+    const whole = (this.db.prepare("SELECT max(version) FROM commits WHERE app_hash IS NOT NULL").pluck().get() as number | null) ?? 0;
+    const pending = (this.db.prepare("SELECT max(version) FROM commits WHERE app_hash IS NULL").pluck().get() as number | null) ?? undefined;
+    const rows = this.db.prepare("SELECT count(*) FROM commits").pluck().get() as number;
+    return { whole, pending, empty: rows === 0 };
+  }
+
+  /** Records that the stores are about to commit `version`. */
+  begin(version: number): void {
+    retryBusy(this.db, `beginning version ${version}`, () => this.db.prepare("INSERT OR REPLACE INTO commits (version, app_hash) VALUES (?, NULL)").run(version));
+  }
+
+  /** Records that every store committed `version`, with its app hash. */
+  complete(version: number, appHash: Uint8Array): void {
+    retryBusy(this.db, `completing version ${version}`, () => this.db.prepare("INSERT OR REPLACE INTO commits (version, app_hash) VALUES (?, ?)").run(version, appHash));
+  }
+
+  /** Forgets a version begun and never completed (after its stores were rolled back). */
+  abandon(version: number): void {
+    this.db.prepare("DELETE FROM commits WHERE version = ? AND app_hash IS NULL").run(version);
+  }
+
+  /** Writes the rows of versions whose app hashes were recomputed from the stores (a lost marker). */
+  rebuild(rows: Array<{ version: number; appHash: Uint8Array }>): void {
+    const ins = this.db.prepare("INSERT OR REPLACE INTO commits (version, app_hash) VALUES (?, ?)");
+    this.db.transaction(() => {
+      for (const r of rows) ins.run(r.version, r.appHash);
+    })();
+  }
+
+  /** The app hash recorded for `version`, if it is whole. */
+  appHashAt(version: number): Uint8Array | undefined {
+    const h = this.db.prepare("SELECT app_hash FROM commits WHERE version = ? AND app_hash IS NOT NULL").pluck().get(version);
+    return h === undefined ? undefined : blob(h);
+  }
+
+  /** Forgets the rows of versions ≤ `upTo` that are older than `latest` (after the stores pruned them). */
+  forget(upTo: number, latest: number): void {
+    this.db.prepare("DELETE FROM commits WHERE version <= ? AND version < ?").run(upTo, latest);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

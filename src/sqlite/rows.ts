@@ -1,0 +1,94 @@
+/**
+ * The rows of a store as plain values: what one version writes and what lookups return. Every BLOB read from SQLite
+ * becomes a plain `Uint8Array` here (better-sqlite3 returns Buffers, whose `slice()` shares memory).
+ * @module
+ */
+
+/** A committed version (the commit marker). */
+export interface VersionRow {
+  version: number;
+  hash: Uint8Array;
+  size: number;
+  checkpoint: boolean;
+  rootVersion: number | null;
+  rootSeq: number | null;
+  ops: number;
+}
+
+/** What a log row records about one operation of a version. */
+export const enum OpKind {
+  Delete = 0,
+  /** A set whose leaf is in the committed tree; the row carries the leaf hash. */
+  Leaf = 1,
+  /** A set replaced or removed later in the same version: needed to replay the tree's shape exactly. */
+  Transient = 2,
+}
+
+/** One operation of a version, in order: `seq` = LEAF_BASE + its index. */
+export interface LogRow {
+  seq: number;
+  key: Uint8Array;
+  kind: OpKind;
+  hash: Uint8Array | null;
+}
+
+/** A stored leaf: its node key, key and hash (its value lives in the value rows). */
+export interface LeafRow {
+  version: number;
+  seq: number;
+  key: Uint8Array;
+  hash: Uint8Array;
+}
+
+/** A stored branch node. */
+export interface BranchRow {
+  version: number;
+  seq: number;
+  key: Uint8Array;
+  height: number;
+  size: number;
+  hash: Uint8Array;
+  leftVersion: number;
+  leftSeq: number;
+  rightVersion: number;
+  rightSeq: number;
+}
+
+/** What one version writes, in one transaction. */
+export interface VersionWrite {
+  version: VersionRow;
+  log: LogRow[];
+  kv: Array<{ key: Uint8Array; value: Uint8Array | null }>;
+  branches: BranchRow[];
+}
+
+/** Rows of an import batch: leaves with their values, and branches, of any versions. */
+export interface ImportBatch {
+  leaves: Array<LeafRow & { value: Uint8Array }>;
+  branches: BranchRow[];
+}
+
+/**
+ * A BLOB read from SQLite as a plain Uint8Array. better-sqlite3 copies every BLOB into memory of its own (not a
+ * pooled slab), so a view of it is as private as a copy, and its `slice()` copies as callers expect.
+ */
+export function blob(b: unknown): Uint8Array {
+  const u = b as Uint8Array;
+  return new Uint8Array(u.buffer, u.byteOffset, u.byteLength);
+}
+
+/** A version row from the columns `version, hash, size, checkpoint, root_version, root_seq, ops`. */
+export function toVersionRow(r: unknown[]): VersionRow {
+  return {
+    version: r[0] as number,
+    hash: blob(r[1]),
+    size: r[2] as number,
+    checkpoint: r[3] === 1,
+    rootVersion: r[4] as number | null,
+    rootSeq: r[5] as number | null,
+    ops: r[6] as number,
+  };
+}
+
+/** The columns {@link toVersionRow} reads. */
+export const VERSION_COLUMNS = "version, hash, size, checkpoint, root_version, root_seq, ops";

@@ -1,0 +1,233 @@
+/**
+ * Reads of a store file, shared by the writer, read-only handles and prune workers: version rows, values by key and
+ * version, node rows by node key, and the facts that tell a pruned version from one never committed.
+ * @module
+ */
+import { IavlError } from "../base/errors.js";
+import { sql, forgetStatements, type Connection, type Statement } from "./connection.js";
+import { metaNumber, rollbackCount, rolledBackSince } from "./meta.js";
+import { blob, toVersionRow, VERSION_COLUMNS, type BranchRow, type LeafRow, type LogRow, type OpKind, type VersionRow } from "./rows.js";
+import { compactedTables, shardOf, shardTables, type NodeTables } from "./shards.js";
+
+type Row = unknown[];
+
+/** Where replays of a version start: a checkpoint's version and root node key. */
+export interface ReplayBase {
+  version: number;
+  rootVersion: number | null;
+  rootSeq: number | null;
+}
+
+/** Whether a version a reader began on is still the one it read: kept, pruned since, or replaced by a rollback. */
+export type VersionState = "kept" | "pruned" | "rolled-back";
+
+/** Reads of a store file. */
+export class StoreReader {
+  readonly shardSize: number;
+  private readonly valueAtStmt: Statement;
+  private readonly versionStmt: Statement;
+  private readonly stateStmt: Statement;
+
+  /** Versions up to `through` have their node rows in the compacted tables of generation `gen`. */
+  private layout = { gen: 0, through: -1 };
+
+  constructor(readonly db: Connection) {
+    this.shardSize = metaNumber(db, "shard_size") ?? 1000;
+    this.reloadLayout();
+    this.valueAtStmt = db.prepare("SELECT value FROM kv WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
+    this.versionStmt = db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE version = ?`).raw();
+    this.stateStmt = db.prepare("SELECT (SELECT 1 FROM versions WHERE version = ?), (SELECT value FROM meta WHERE name = 'rollbacks')").raw();
+  }
+
+  /** The value of `key` at `version`: the bytes, null when removed, undefined when never set up to then. */
+  valueAt(key: Uint8Array, version: number): Uint8Array | null | undefined {
+    const r = this.valueAtStmt.get(key, version) as Row | undefined;
+    return r === undefined ? undefined : r[0] === null ? null : blob(r[0]);
+  }
+
+  /** The commit row of `version`. */
+  version(version: number): VersionRow | undefined {
+    const r = this.versionStmt.get(version) as Row | undefined;
+    return r === undefined ? undefined : toVersionRow(r);
+  }
+
+  /** The newest committed version row. */
+  latest(): VersionRow | undefined {
+    const r = sql(this.db, `SELECT ${VERSION_COLUMNS} FROM versions ORDER BY version DESC LIMIT 1`).raw().get() as Row | undefined;
+    return r === undefined ? undefined : toVersionRow(r);
+  }
+
+  /** Committed versions, oldest first. */
+  versions(): number[] {
+    return sql(this.db, "SELECT version FROM versions ORDER BY version").pluck().all() as number[];
+  }
+
+  /** The oldest committed version still kept. */
+  earliest(): number | undefined {
+    return (sql(this.db, "SELECT min(version) FROM versions").pluck().get() as number | null) ?? undefined;
+  }
+
+  /** The first version this store ever committed (or imported). */
+  firstVersion(): number {
+    return metaNumber(this.db, "first_version") ?? 1;
+  }
+
+  /**
+   * The error for a version this store does not hold: `VERSION_PRUNED` when pruning removed it, otherwise
+   * `VERSION_NOT_FOUND`. The one place that tells the two apart.
+   */
+  missing(version: number, latest = this.latest()?.version ?? 0): IavlError {
+    const prunedTo = metaNumber(this.db, "pruned_to");
+    if (prunedTo !== undefined && version <= prunedTo && version >= this.firstVersion()) {
+      return new IavlError("VERSION_PRUNED", `version ${version} has been pruned (the oldest kept is ${this.earliest() ?? "none"})`);
+    }
+    const why = version > latest ? `the latest is ${latest}` : `the store began at version ${this.firstVersion()}`;
+    return new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (${why})`);
+  }
+
+  /** Rollbacks recorded so far: a reader notes it when it begins reading a version. */
+  rollbacks(): number {
+    return rollbackCount(this.db);
+  }
+
+  /**
+   * Whether `version`, which a reader began reading when {@link rollbacks} was `since`, is still the version it read.
+   * Pruning deletes a version row before any data the version reads, and a rollback records itself in the same
+   * transaction as its deletions: so "kept" after a read proves the read saw the version whole.
+   */
+  versionState(version: number, since: number): VersionState {
+    const [present, rollbacks] = this.stateStmt.get(version) as [number | null, number | null];
+    if ((rollbacks ?? 0) !== since && rolledBackSince(this.db, since, version)) return "rolled-back";
+    return present === 1 ? "kept" : "pruned";
+  }
+
+  /** The newest checkpoint at or before `version`. */
+  private checkpointAtOrBefore(version: number): VersionRow | undefined {
+    const r = sql(this.db, `SELECT ${VERSION_COLUMNS} FROM versions WHERE checkpoint = 1 AND version <= ? ORDER BY version DESC LIMIT 1`)
+      .raw()
+      .get(version) as Row | undefined;
+    return r === undefined ? undefined : toVersionRow(r);
+  }
+
+  /** The base a prune recorded: the checkpoint replays start from once its own version row was pruned. */
+  recordedBase(): ReplayBase | undefined {
+    const version = metaNumber(this.db, "base_version");
+    if (version === undefined) return undefined;
+    return { version, rootVersion: metaNumber(this.db, "base_root_version") ?? null, rootSeq: metaNumber(this.db, "base_root_seq") ?? null };
+  }
+
+  /**
+   * Where a replay to `version` starts: the newest checkpoint at or before it, or, once pruning removed that
+   * checkpoint's own row, the base the prune recorded. Undefined: replay from the first version.
+   */
+  replayBase(version: number): ReplayBase | undefined {
+    const cp = this.checkpointAtOrBefore(version);
+    const base = this.recordedBase();
+    // A snapshot kept by pruning may be older than the recorded base; the log before the base may be gone.
+    if (base === undefined || base.version > version || (cp !== undefined && cp.version >= base.version)) return cp;
+    return base;
+  }
+
+  /** A stored branch. */
+  branch(version: number, seq: number): BranchRow | undefined {
+    const r = this.lookup(version, "branch", (t) => `SELECT key, height, size, hash, left_version, left_seq, right_version, right_seq FROM ${t} WHERE version = ? AND seq = ?`, (s) => s.get(version, seq) as Row | undefined);
+    if (r === undefined) return undefined;
+    return {
+      version,
+      seq,
+      key: blob(r[0]),
+      height: r[1] as number,
+      size: r[2] as number,
+      hash: blob(r[3]),
+      leftVersion: r[4] as number,
+      leftSeq: r[5] as number,
+      rightVersion: r[6] as number,
+      rightSeq: r[7] as number,
+    };
+  }
+
+  /** A stored leaf: its key and hash. */
+  leaf(version: number, seq: number): LeafRow | undefined {
+    const r = this.lookup(version, "log", (t) => `SELECT key, hash FROM ${t} WHERE version = ? AND seq = ?`, (s) => s.get(version, seq) as Row | undefined);
+    if (r === undefined || r[1] === null) return undefined;
+    return { version, seq, key: blob(r[0]), hash: blob(r[1]) };
+  }
+
+  /** The log of `version`, in operation order. */
+  log(version: number): LogRow[] {
+    const rows = this.lookup(version, "log", (t) => `SELECT seq, key, kind, hash FROM ${t} WHERE version = ? ORDER BY seq`, (s) => {
+      const all = s.all(version) as Row[];
+      return all.length > 0 ? all : undefined;
+    });
+    return (rows ?? []).map((r) => ({ seq: r[0] as number, key: blob(r[1]), kind: r[2] as OpKind, hash: r[3] === null ? null : blob(r[3]) }));
+  }
+
+  /**
+   * `[key, value, rowVersion]` as of `version`, in key order: for each key the newest row at or before `version`.
+   * Rows come in pages of bounded size, each its own statement run through `read` (which may check that the version
+   * is still whole), so that no read snapshot stays open between pages.
+   */
+  *range(
+    version: number,
+    start: Uint8Array | undefined,
+    end: Uint8Array | undefined,
+    reverse: boolean,
+    read: <T>(fn: () => T) => T = (fn) => fn(),
+  ): Generator<[key: Uint8Array, value: Uint8Array, rowVersion: number]> {
+    // Whole-tree scans (export, verify) take larger pages.
+    const page = start === undefined && end === undefined ? 2048 : 256;
+    let lower = start;
+    let upper = end;
+    let first = true;
+    for (;;) {
+      // SQLite takes the bare `value` from the row holding max(version) of each group.
+      const where = ["version <= @version"];
+      if (lower !== undefined) where.push(!reverse && !first ? "key > @lower" : "key >= @lower");
+      if (upper !== undefined) where.push("key < @upper");
+      const text = `SELECT key, value, max(version) FROM kv WHERE ${where.join(" AND ")} GROUP BY key ORDER BY key ${reverse ? "DESC" : "ASC"} LIMIT ${page}`;
+      const params: Record<string, unknown> = { version };
+      if (lower !== undefined) params["lower"] = lower;
+      if (upper !== undefined) params["upper"] = upper;
+      const rows = read(() => sql(this.db, text).raw().all(params) as Row[]);
+      for (const r of rows) if (r[1] !== null) yield [blob(r[0]), blob(r[1]), r[2] as number];
+      if (rows.length < page) return;
+      const last = blob(rows[rows.length - 1]![0]);
+      if (reverse) upper = last;
+      else lower = last;
+      first = false;
+    }
+  }
+
+  /** Where the node rows of `version` are: a shard, or the compacted tables once pruning (or an import) moved them. */
+  protected tablesFor(version: number): NodeTables {
+    if (version <= this.layout.through) return compactedTables(this.layout.gen);
+    return shardTables(shardOf(version, this.shardSize));
+  }
+
+  /**
+   * Runs a node lookup against the right table. When the row or table is missing, the layout may have changed under
+   * us (a prune moved rows and dropped tables): reload it and try once more.
+   */
+  private lookup<T>(version: number, table: keyof NodeTables, text: (table: string) => string, run: (s: Statement) => T | undefined): T | undefined {
+    for (let attempt = 0; ; attempt++) {
+      const name = this.tablesFor(version)[table];
+      try {
+        const r = run(sql(this.db, text(name)).raw());
+        if (r !== undefined || attempt > 0) return r;
+      } catch (e) {
+        if (!/no such table/.test((e as Error).message) || attempt > 0) throw e;
+      }
+      if (!this.reloadLayout()) return undefined;
+    }
+  }
+
+  /** Rereads where pruned rows live; true when it changed (statements naming dropped tables are then forgotten). */
+  reloadLayout(): boolean {
+    const gen = metaNumber(this.db, "compact_gen") ?? 0;
+    const through = metaNumber(this.db, "compact_through") ?? -1;
+    if (gen === this.layout.gen && through === this.layout.through) return false;
+    this.layout = { gen, through };
+    forgetStatements(this.db);
+    return true;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The writer thread of an import: inserts row batches while the main thread hashes the next ones (the idea of
+ * cosmos/iavl PR #664), acknowledging each batch so that the importer can bound what is in flight.
+ * @module
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { checkpointWal, openWriter, setSync } from "../sqlite/connection.js";
+import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
+import { StoreWriter } from "../sqlite/store-writer.js";
+
+const { file } = workerData as { file: string };
+// The store is invisible (in a temporary folder) until the import completes, so nothing needs syncing before the end.
+const db = openWriter(file, "off");
+const store = new StoreWriter(db);
+
+parentPort!.on("message", (msg: { batch?: ImportBatch; commit?: VersionRow; close?: true }) => {
+  try {
+    if (msg.batch !== undefined) store.writeImportBatch(msg.batch);
+    if (msg.commit !== undefined) {
+      setSync(db, "full");
+      store.writeImportCommit(msg.commit);
+      checkpointWal(db);
+    }
+    if (msg.close) {
+      db.close();
+      parentPort!.postMessage({ closed: true });
+      parentPort!.close();
+      return;
+    }
+    parentPort!.postMessage({ ok: true });
+  } catch (e) {
+    parentPort!.postMessage({ error: (e as Error).message, code: (e as { code?: unknown }).code });
+  }
+});

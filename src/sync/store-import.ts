@@ -1,0 +1,184 @@
+/**
+ * Import of a snapshot stream into a new store: the tree is rebuilt and checked on the main thread while a worker
+ * writes the rows, in a hidden sibling folder that becomes the store only once the import completed and matched.
+ * @module
+ */
+import { existsSync, readdirSync, renameSync, rmSync, rmdirSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import type { Worker } from "node:worker_threads";
+import { IavlError } from "../base/errors.js";
+import { EMPTY_HASH } from "../base/hash.js";
+import { startWorker } from "../base/threads.js";
+import type { ExportNode } from "../tree/export-node.js";
+import { Importer } from "../tree/importer.js";
+import type { Node } from "../tree/node.js";
+import { lockHeld } from "../sqlite/lock.js";
+import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
+import { LEAF_BASE } from "../sqlite/shards.js";
+import { branchRow, leafRow } from "../checkpoint/node-rows.js";
+import { openStoreFolder } from "../checkpoint/store-folder.js";
+
+/** What {@link importStore} needs besides the stream. */
+export interface StoreImportOptions {
+  /** The version the snapshot is of. */
+  version: number;
+  /** When given, the import is refused unless the rebuilt root hash equals it. */
+  expectedHash?: Uint8Array | undefined;
+  /** Versions per shard of the new store. */
+  shardSize: number;
+  /** Called now and then with the number of items imported so far. */
+  onProgress?: ((items: number) => void) | undefined;
+}
+
+/** Batches in flight to the writer before the importer waits: enough to keep both cores busy, bounded in memory. */
+const MAX_IN_FLIGHT = 3;
+
+/** The prefix of the hidden folders imports into `full` build in. */
+function tempPrefix(full: string): string {
+  return `.${basename(full)}.import-`;
+}
+
+/**
+ * Removes what earlier imports into `full` left behind (a process killed mid-import leaves its hidden folder): every
+ * such folder whose writer lock no live import holds.
+ */
+function removeLeftovers(full: string): void {
+  const parent = dirname(full);
+  if (!existsSync(parent)) return;
+  const prefix = tempPrefix(full);
+  for (const name of readdirSync(parent)) {
+    const path = join(parent, name);
+    if (name.startsWith(prefix) && !lockHeld(path)) rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** Imports `nodes` into the new store `dir` (missing or empty). On any failure nothing is left behind. */
+export async function importStore(dir: string, nodes: Iterable<ExportNode> | AsyncIterable<ExportNode>, options: StoreImportOptions): Promise<void> {
+  if (existsSync(dir) && readdirSync(dir).length > 0) {
+    throw new IavlError("INVALID_ARGUMENT", `import needs a missing or empty folder, and ${dir} is not empty`);
+  }
+  const full = resolve(dir);
+  removeLeftovers(full);
+  const tmp = join(dirname(full), `${tempPrefix(full)}${process.pid}-${Date.now()}`);
+  const { db, lock, file } = openStoreFolder(tmp, { shardSize: options.shardSize, sync: "off", busyTimeoutMs: 10_000 });
+  db.close();
+  let worker: Worker | undefined;
+  try {
+    worker = startWorker(import.meta.url, "import-thread", { workerData: { file } });
+    const writer = new BatchWriter(worker);
+    const numbering = new Numbering();
+    const imp = new Importer({
+      version: options.version,
+      expectedHash: options.expectedHash,
+      retain: false,
+      onNodes: (batch) => writer.post({ batch: toRows(batch, numbering) }),
+    });
+    let items = 0;
+    for await (const n of nodes) {
+      imp.add(n);
+      if (++items % 65536 === 0) options.onProgress?.(items);
+      if (writer.inFlight >= MAX_IN_FLIGHT) await writer.below(MAX_IN_FLIGHT);
+    }
+    const root = imp.finish();
+    options.onProgress?.(items);
+    const commit: VersionRow = {
+      version: options.version,
+      hash: root?.hash ?? EMPTY_HASH,
+      size: root?.size ?? 0,
+      checkpoint: true,
+      rootVersion: root?.version ?? null,
+      rootSeq: root?.seq ?? null,
+      ops: 0,
+    };
+    writer.post({ commit });
+    await writer.below(1);
+    await writer.close();
+    worker = undefined;
+    lock.release();
+    if (existsSync(full)) rmdirSync(full);
+    renameSync(tmp, full);
+  } catch (e) {
+    if (worker !== undefined) await worker.terminate();
+    lock.release();
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** Node keys for imported nodes: leaves from LEAF_BASE + 1 and branches from 1, per version, in stream order. */
+class Numbering {
+  private readonly leaves = new Map<number, number>();
+  private readonly branches = new Map<number, number>();
+
+  next(n: Node): number {
+    const m = n.height === 0 ? this.leaves : this.branches;
+    const seq = (m.get(n.version) ?? (n.height === 0 ? LEAF_BASE : 0)) + 1;
+    m.set(n.version, seq);
+    return seq;
+  }
+}
+
+/** Numbers a batch of completed nodes (children come before parents) and turns it into rows. */
+function toRows(batch: Node[], numbering: Numbering): ImportBatch {
+  const rows: ImportBatch = { leaves: [], branches: [] };
+  for (const n of batch) {
+    n.seq = numbering.next(n);
+    if (n.height === 0) rows.leaves.push({ ...leafRow(n), value: n.value! });
+    else rows.branches.push(branchRow(n));
+  }
+  return rows;
+}
+
+/** Posts batches to the writer thread and counts what it has not acknowledged yet. */
+class BatchWriter {
+  inFlight = 0;
+  private failure: Error | undefined;
+  private waiters: Array<() => void> = [];
+  private exited = false;
+  private closing = false;
+
+  constructor(private readonly worker: Worker) {
+    worker.on("message", (m: { ok?: true; error?: string; code?: unknown; closed?: true }) => {
+      if (m.error !== undefined) this.failure ??= new IavlError(m.code === "DISK_FULL" || m.code === "IO_ERROR" ? m.code : "CORRUPT", `the import writer failed: ${m.error}`);
+      if (m.ok || m.error !== undefined) this.inFlight--;
+      this.wake();
+    });
+    worker.on("error", (e) => {
+      this.failure ??= e;
+      this.wake();
+    });
+    // A writer that ends without saying so (killed, out of memory) must not leave the import waiting forever.
+    worker.on("exit", (code) => {
+      this.exited = true;
+      if (!this.closing) this.failure ??= new IavlError("CORRUPT", `the import writer exited unexpectedly (exit code ${code})`);
+      this.wake();
+    });
+  }
+
+  post(msg: object): void {
+    if (this.failure !== undefined) throw this.failure;
+    this.inFlight++;
+    this.worker.postMessage(msg);
+  }
+
+  /** Resolves once fewer than `n` batches are in flight; rejects when the writer failed. */
+  async below(n: number): Promise<void> {
+    while (this.inFlight >= n) {
+      if (this.failure !== undefined) throw this.failure;
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  async close(): Promise<void> {
+    if (this.exited) return;
+    this.closing = true;
+    const closed = new Promise<void>((r) => this.worker.once("exit", () => r()));
+    this.worker.postMessage({ close: true });
+    await closed;
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+}

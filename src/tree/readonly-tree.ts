@@ -1,0 +1,36 @@
+/**
+ * Read access to one committed version.
+ * @module
+ */
+import type { AuditOptions, AuditReport } from "./audit.js";
+import type { ExportNode } from "./export-node.js";
+import type { IterateOptions } from "./iterate.js";
+import type { CommitmentProof } from "./proof.js";
+
+/** A committed version of a tree: every read that does not change it. */
+export interface ReadonlyTree {
+  /** The version this view reads. */
+  readonly version: number;
+  /** Root hash of this version. */
+  readonly hash: Uint8Array;
+  /** Number of keys in this version. */
+  readonly size: number;
+  /** The value of `key`, or undefined. */
+  get(key: Uint8Array): Uint8Array | undefined;
+  /** True when `key` is present. */
+  has(key: Uint8Array): boolean;
+  /** `[key, value]` pairs in key order; `start` inclusive, `end` exclusive; descending when `reverse`. */
+  iterate(opts?: IterateOptions): IterableIterator<[Uint8Array, Uint8Array]>;
+  /** An ICS23 existence proof when `key` is present, otherwise a non-existence proof, against {@link hash}. */
+  proof(key: Uint8Array): CommitmentProof;
+  /**
+   * The nodes of this version in post-order, as cosmos/iavl's exporter streams them for state sync. Memory does
+   * not grow with the tree: nodes are loaded as the walk reaches them and dropped after.
+   */
+  export(): IterableIterator<ExportNode>;
+  /**
+   * Checks this version whole: every node rehashed and compared with the hash kept for it, the tree's structure, and
+   * the key/value index against the leaves. Reads every node: as slow as an export.
+   */
+  audit(options?: AuditOptions): AuditReport;
+}
