@@ -8,6 +8,7 @@
 import { IavlError } from "../base/errors.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { CommitInput } from "../tree/version-log.js";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { rollbackStore } from "../sqlite/rollback.js";
 import { openStoreFolder, type OpenFolder } from "../checkpoint/store-folder.js";
 import { WorkingSet } from "../checkpoint/working-set.js";
@@ -58,7 +59,7 @@ export class StoreBackend implements Backend {
 
   /** Deletes every version after `version` from the store in `dir` (under its lock); returns how many went. */
   static rollback(dir: string, version: number): number {
-    const { db, lock } = openStoreFolder(dir, { shardSize: 1000, sync: "full", busyTimeoutMs: 10_000 });
+    const { db, lock } = openStoreFolder(dir, { shardSize: 1000, sync: "full", busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
     try {
       return rollbackStore(db, version);
     } finally {

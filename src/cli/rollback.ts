@@ -3,11 +3,11 @@
  * @module
  */
 import type { Command } from "commander";
-import { IavlError } from "../base/errors.js";
-import { keptVersions } from "../sqlite/info.js";
+import { IavlError, isIavlError } from "../base/errors.js";
 import { toHex } from "../base/bytes.js";
 import { Tree } from "../api/tree.js";
 import { action, globals, note, out, outJson, versionArg } from "./format.js";
+import { withReader } from "./store.js";
 
 interface RollbackOptions {
   to: number;
@@ -25,18 +25,20 @@ export function registerRollback(program: Command): void {
     .action(action((dir: string, opts: RollbackOptions, cmd: Command) => rollback(dir, opts, cmd)));
 }
 
-function rollback(dir: string, opts: RollbackOptions, cmd: Command): number {
+async function rollback(dir: string, opts: RollbackOptions, cmd: Command): Promise<number> {
   const g = globals(cmd);
-  const kept = keptVersions(dir);
-  const target = kept.find((k) => k.version === opts.to);
-  if (target === undefined) {
-    const range = kept.length === 0 ? "none" : `${kept[0]!.version} … ${kept[kept.length - 1]!.version}`;
-    const pruned = kept.length > 0 && opts.to < kept[0]!.version;
-    throw new IavlError(pruned ? "VERSION_PRUNED" : "VERSION_NOT_FOUND", `cannot roll back to version ${opts.to}: the store does not keep it (kept: ${range})`);
-  }
-  const doomed = kept.filter((k) => k.version > opts.to).map((k) => k.version);
+  const { hash, doomed } = await withReader(dir, (h) => {
+    try {
+      return { hash: h.at(opts.to).hash, doomed: h.versions().filter((v) => v > opts.to) };
+    } catch (e) {
+      if (isIavlError(e, "VERSION_PRUNED") || isIavlError(e, "VERSION_NOT_FOUND")) {
+        throw new IavlError(e.code, `cannot roll back to version ${opts.to}: ${e.message}`);
+      }
+      throw e;
+    }
+  });
   const span = doomed.length === 0 ? "" : `${doomed[0]} … ${doomed[doomed.length - 1]}`;
-  const result = { to: opts.to, hash: toHex(target.hash), deleted: doomed.length, from: doomed[0] ?? null, through: doomed[doomed.length - 1] ?? null };
+  const result = { to: opts.to, hash: toHex(hash), deleted: doomed.length, from: doomed[0] ?? null, through: doomed[doomed.length - 1] ?? null };
   if (doomed.length === 0) {
     if (g.json) outJson({ ...result, done: true });
     else out(`nothing to roll back: ${opts.to} is the latest version`);

@@ -69,15 +69,6 @@ export function storeInfo(dir: string): StoreInfo {
   });
 }
 
-/** The versions the store in `dir` keeps, oldest first, with their root hashes; read-only like {@link storeInfo}. */
-export function keptVersions(dir: string): Array<{ version: number; hash: Uint8Array }> {
-  return withStore(dir, (db) =>
-    (db.prepare("SELECT version, hash FROM versions ORDER BY version").all() as Array<{ version: number; hash: Uint8Array }>).map(
-      (r) => ({ version: r.version, hash: new Uint8Array(r.hash) }),
-    ),
-  );
-}
-
 /** Runs `fn` on a read-only connection to the store of `dir`, after checking that it is one. */
 function withStore<T>(dir: string, fn: (db: Connection, tables: Set<string>) => T): T {
   const file = storeFileIn(dir);

@@ -2,6 +2,7 @@
  * Rollback: deletes every version after a given one, in one transaction, so that the store reopens there.
  * @module
  */
+import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
 import { recordRollback } from "./meta.js";
 import { compactedTables, dropNodeTables, shardTables } from "./shards.js";
@@ -20,8 +21,7 @@ export function rollbackStore(db: Connection, version: number): number {
     if (version >= latest) return 0;
     if (version > 0 && store.version(version) === undefined) {
       const e = store.missing(version, latest);
-      e.message = `cannot roll back to version ${version}: ${e.message}`;
-      throw e;
+      throw new IavlError(e.code, `cannot roll back to version ${version}: ${e.message}`);
     }
     recordRollback(db, version);
     const removed = sql(db, "DELETE FROM versions WHERE version > ?").run(version).changes;

@@ -12,6 +12,7 @@ import { startWorker } from "../base/threads.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { Importer } from "../tree/importer.js";
 import type { Node } from "../tree/node.js";
+import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { lockHeld } from "../sqlite/lock.js";
 import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
 import { LEAF_BASE } from "../sqlite/shards.js";
@@ -60,7 +61,7 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
   const full = resolve(dir);
   removeLeftovers(full);
   const tmp = join(dirname(full), `${tempPrefix(full)}${process.pid}-${Date.now()}`);
-  const { db, lock, file } = openStoreFolder(tmp, { shardSize: options.shardSize, sync: "off", busyTimeoutMs: 10_000 });
+  const { db, lock, file } = openStoreFolder(tmp, { shardSize: options.shardSize, sync: "off", busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
   db.close();
   let worker: Worker | undefined;
   try {
