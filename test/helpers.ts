@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { IavlError } from "../src/base/errors.js";
 import { fromHex, utf8 } from "../src/base/bytes.js";
 
@@ -76,4 +78,58 @@ export function codeOf(fn: () => unknown): string | undefined {
     throw e;
   }
   return undefined;
+}
+
+/** Which stored node {@link corruptStoredNodeHash} damages. */
+export type StoredNodeKind = "branch" | "leaf" | "root";
+
+/**
+ * Zeroes the stored hash of ONE node row of the latest version's tree in the store `dir` (which no one may hold
+ * open), behind the library's back: `"root"` its root, `"branch"` an inner node that is not the root (the lowest
+ * one on the leftmost path), `"leaf"` a leaf (the leftmost). The latest version must be a checkpoint (so that its
+ * branches are stored) of at least 3 keys. Returns the damaged node's (version, seq).
+ *
+ * This is the only place in the tests that knows the storage layout (today: `branch_<shard>`/`branch_c<gen>` and
+ * `log_<shard>`/`log_c<gen>` tables with a `hash` column, children named by (version, seq), the root by
+ * `versions.root_version/root_seq`): when the layout changes, change it here.
+ */
+export function corruptStoredNodeHash(dir: string, which: StoredNodeKind): { version: number; seq: number } {
+  const db = new Database(join(dir, "iavl.sqlite"));
+  try {
+    const latest = db
+      .prepare("SELECT root_version AS version, root_seq AS seq FROM versions ORDER BY version DESC LIMIT 1")
+      .get() as { version: number | null; seq: number | null } | undefined;
+    if (latest?.version == null || latest.seq == null) throw new Error(`${dir}: the latest version is not a stored checkpoint`);
+    const tables = (prefix: string): string[] =>
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ? ORDER BY name").pluck().all(`${prefix}_*`) as string[];
+    /** The table holding node (version, seq) of kind "branch" or "log". */
+    const home = (kind: "branch" | "log", version: number, seq: number): string => {
+      for (const t of tables(kind)) if (db.prepare(`SELECT 1 FROM ${t} WHERE version = ? AND seq = ?`).get(version, seq) !== undefined) return t;
+      throw new Error(`${dir}: no ${kind} row (${version}, ${seq})`);
+    };
+    const zero = (kind: "branch" | "log", version: number, seq: number): { version: number; seq: number } => {
+      db.prepare(`UPDATE ${home(kind, version, seq)} SET hash = zeroblob(length(hash)) WHERE version = ? AND seq = ?`).run(version, seq);
+      return { version, seq };
+    };
+    if (which === "root") return zero("branch", latest.version, latest.seq);
+    // Down the leftmost path to the inner node of height 1, whose left child is a leaf.
+    let node = { version: latest.version, seq: latest.seq };
+    for (;;) {
+      const row = db
+        .prepare(`SELECT height, left_version AS lv, left_seq AS ls FROM ${home("branch", node.version, node.seq)} WHERE version = ? AND seq = ?`)
+        .get(node.version, node.seq) as { height: number; lv: number; ls: number };
+      if (row.height === 1) break;
+      node = { version: row.lv, seq: row.ls };
+    }
+    if (which === "branch") {
+      if (node.version === latest.version && node.seq === latest.seq) throw new Error(`${dir}: the tree has no inner node but its root`);
+      return zero("branch", node.version, node.seq);
+    }
+    const leaf = db
+      .prepare(`SELECT left_version AS version, left_seq AS seq FROM ${home("branch", node.version, node.seq)} WHERE version = ? AND seq = ?`)
+      .get(node.version, node.seq) as { version: number; seq: number };
+    return zero("log", leaf.version, leaf.seq);
+  } finally {
+    db.close();
+  }
 }
