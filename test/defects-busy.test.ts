@@ -1,0 +1,112 @@
+/**
+ * A moment when another connection holds the store's write lock does not disable the store: the background writer
+ * and the automatic prune wait (up to the new `busyTimeoutMs` option) and try again later instead of failing for
+ * good.
+ */
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { IavlError, toHex, Tree } from "../src/index.js";
+import { tempDir } from "./backends.js";
+import { b } from "./helpers.js";
+
+function applyOps(t: Tree, v: number): void {
+  for (let i = 0; i < 20; i++) t.set(b(`key-${(v * 3 + i) % 50}`), b(`value-${v}-${i}`));
+}
+
+/** Another connection on the store file that takes the write lock (waiting for a running transaction to end). */
+function holdWriteLock(dir: string): Database.Database {
+  const db = new Database(join(dir, "iavl.sqlite"), { timeout: 5000 });
+  db.exec("BEGIN IMMEDIATE");
+  return db;
+}
+
+function release(db: Database.Database): void {
+  db.exec("ROLLBACK");
+  db.close();
+}
+
+describe("a busy moment does not disable the store", () => {
+  it("durability async: versions committed while another connection holds the write lock land once it is released", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { durability: "async", busyTimeoutMs: 100 });
+    const model = Tree.memory();
+    const hashes = [""];
+    const commitBoth = (v: number): void => {
+      applyOps(t, v);
+      applyOps(model, v);
+      hashes.push(toHex(t.commit().hash));
+      model.commit();
+    };
+    commitBoth(1);
+    commitBoth(2);
+    await t.flush();
+
+    const blocker = holdWriteLock(dir);
+    try {
+      // commit() returns (the versions wait in the queue) although the writer thread cannot write for now.
+      for (let v = 3; v <= 5; v++) commitBoth(v);
+      // Hold the lock ten times the busy timeout: the writer thread's attempts time out meanwhile.
+      await sleep(1000);
+    } finally {
+      release(blocker);
+    }
+    await t.flush();
+    expect(t.versions()).toEqual([1, 2, 3, 4, 5]);
+    commitBoth(6);
+    await t.flush();
+    t.close();
+
+    const again = Tree.open(dir);
+    expect(again.versions()).toEqual([1, 2, 3, 4, 5, 6]);
+    for (let v = 1; v <= 6; v++) expect(toHex(again.at(v).hash), `version ${v}`).toBe(hashes[v]);
+    expect(again.at(4).get(b("key-12"))).toEqual(model.at(4).get(b("key-12")));
+    again.close();
+  }, 20_000);
+
+  it("automatic prunes: one that fails on the lock is reported to onBackgroundError, commits go on, and a later prune succeeds", async () => {
+    const dir = tempDir();
+    const keepRecent = 5;
+    const errors: unknown[] = [];
+    const t = Tree.open(dir, { keepRecent, busyTimeoutMs: 100, onBackgroundError: (e: unknown) => errors.push(e) });
+    const model = Tree.memory();
+    const commitBoth = (): number => {
+      const v = model.version + 1;
+      applyOps(t, v);
+      applyOps(model, v);
+      const c = t.commit();
+      expect(toHex(c.hash)).toBe(toHex(model.commit().hash));
+      return c.version;
+    };
+    for (let v = 1; v <= 5; v++) commitBoth();
+    // Version 6 starts the first automatic prune (of version 1). It runs after this synchronous code, so the lock
+    // taken right here is held before the prune tries to write.
+    commitBoth();
+    const blocker = holdWriteLock(dir);
+    try {
+      // Hold it (at least 1.5 s) until the prune has given up and reported it, at most 5 s.
+      const start = Date.now();
+      while ((Date.now() - start < 1500 || errors.length === 0) && Date.now() - start < 5000) await sleep(25);
+    } finally {
+      release(blocker);
+    }
+    expect(errors.length, "onBackgroundError is called for the failed prune").toBeGreaterThan(0);
+    expect(errors[0]).toBeInstanceOf(IavlError);
+
+    // Commits go on without throwing, and a later automatic prune catches up.
+    const start = Date.now();
+    let latest = commitBoth();
+    while (t.versions().length > keepRecent + 1 && Date.now() - start < 5000) {
+      await sleep(100);
+      if (t.versions().length > keepRecent + 1) latest = commitBoth();
+    }
+    const kept = t.versions();
+    expect(kept.length, `kept ${kept.join(",")}`).toBeLessThanOrEqual(keepRecent + 1);
+    expect(kept[kept.length - 1]).toBe(latest);
+    expect(kept[0]).toBeGreaterThanOrEqual(latest - keepRecent);
+    // The versions kept read like the model's.
+    for (const v of kept) expect(toHex(t.at(v).hash)).toBe(toHex(model.at(v).hash));
+    t.close();
+  }, 20_000);
+});
