@@ -1,0 +1,124 @@
+/**
+ * Imports leave nothing behind: not the hidden temporary folder of an import that was killed, not a table per
+ * range of node versions, not a folder for options that are refused.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { IavlError, toHex, Tree, type ExportNode } from "../src/index.js";
+import { tempDir } from "./backends.js";
+import { b } from "./helpers.js";
+
+const child = fileURLToPath(new URL("./fixtures/slow-import.ts", import.meta.url));
+
+/** Hidden import folders of `target` in its parent folder. */
+function leftovers(target: string): string[] {
+  const prefix = `.${basename(target)}.import-`;
+  return readdirSync(dirname(target)).filter((f) => f.startsWith(prefix));
+}
+
+/** A small committed memory tree and its version. */
+function smallTree(keys: number): { tree: Tree; version: number; hash: Uint8Array } {
+  const tree = Tree.memory();
+  for (let i = 0; i < keys; i++) tree.set(b(`k-${String(i).padStart(5, "0")}`), b(`v-${i}`));
+  const { version, hash } = tree.commit();
+  return { tree, version, hash };
+}
+
+/** Runs the slow import child into `target` and SIGKILLs it once it is mid-way with its temporary folder made. */
+function importAndKill(target: string): Promise<{ fed: number; seen: string[] }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ["--import", "tsx", child, target], { stdio: ["ignore", "pipe", "pipe"] });
+    let fed = 0;
+    let err = "";
+    let seen: string[] = [];
+    let killed = false;
+    p.stdout.on("data", (d: Buffer) => {
+      for (const m of d.toString().matchAll(/^fed (\d+)$/gm)) fed = Number(m[1]);
+      if (!killed && fed >= 2000) {
+        seen = leftovers(target);
+        if (seen.length > 0) {
+          killed = true;
+          p.kill("SIGKILL");
+        }
+      }
+    });
+    p.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    p.on("exit", (_code, signal) => (signal === "SIGKILL" ? resolve({ fed, seen }) : reject(new Error(`the import child exited by itself: ${err}`))));
+  });
+}
+
+describe("imports leave nothing behind", () => {
+  it("after an import was SIGKILLed, a new import into the same target succeeds and removes the killed one's temporary folder", async () => {
+    const target = join(tempDir(), "snapshot");
+    const { fed, seen } = await importAndKill(target);
+    expect(fed).toBeGreaterThanOrEqual(2000);
+    // The killed import left its hidden temporary folder (and no store at the target).
+    expect(seen.length).toBe(1);
+    expect(leftovers(target)).toEqual(seen);
+    expect(existsSync(join(target, "iavl.sqlite"))).toBe(false);
+
+    const { tree, version, hash } = smallTree(500);
+    const t = await Tree.import(target, tree.at(version).export(), { version, expectedHash: hash });
+    expect(toHex(t.hash)).toBe(toHex(hash));
+    expect(t.get(b("k-00042"))).toEqual(b("v-42"));
+    t.close();
+    expect(leftovers(target), "hidden import folders left beside the target").toEqual([]);
+  }, 30_000);
+
+  it("an import at version 50000 with node versions spread over 1..50000 does not create a table per range of versions", async () => {
+    const { tree, version } = smallTree(2000);
+    // Give the leaves versions spread over 1..50000 and each inner node the larger of its children's versions (an
+    // importer requires a node's version ≥ its children's); the post-order stream makes that one pass with a stack.
+    const rewritten: ExportNode[] = [];
+    const stack: number[] = [];
+    let leaf = 0;
+    for (const n of tree.at(version).export()) {
+      let v: number;
+      if (n.height === 0) v = 1 + Math.floor((leaf++ * 49_999) / 1999);
+      else {
+        const r = stack.pop()!;
+        const l = stack.pop()!;
+        v = Math.max(l, r);
+      }
+      stack.push(v);
+      rewritten.push({ ...n, version: v });
+    }
+    expect(new Set(rewritten.map((n) => Math.floor(n.version / 1000))).size).toBeGreaterThan(45);
+
+    const dir = join(tempDir(), "spread");
+    const t = await Tree.import(dir, rewritten, { version: 50_000 });
+    expect(t.version).toBe(50_000);
+    expect(t.size).toBe(2000);
+    expect(t.get(b("k-01234"))).toEqual(b("v-1234"));
+    t.close();
+    const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+    const tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number;
+    db.close();
+    expect(tables).toBeLessThan(20);
+  }, 30_000);
+
+  it("version 0 is refused with IavlError and leaves nothing in the target folder (already passes: a guard)", async () => {
+    const { tree, version } = smallTree(50);
+    for (const make of [true, false]) {
+      const parent = tempDir();
+      const dir = join(parent, "target");
+      if (make) Tree.open(join(parent, "unused")).close(); // an unrelated store beside it stays as it is
+      let caught: unknown;
+      try {
+        await Tree.import(dir, tree.at(version).export(), { version: 0 });
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(IavlError);
+      expect(["INVALID_OPTIONS", "INVALID_ARGUMENT"]).toContain((caught as IavlError).code);
+      expect(existsSync(dir)).toBe(false);
+      expect(leftovers(dir)).toEqual([]);
+      expect(readdirSync(parent).sort()).toEqual(make ? ["unused"] : []);
+    }
+  });
+});
