@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
-import { toHex, Tree } from "../src/index.js";
+import { toHex, Tree, type ErrorCode } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
 
@@ -47,7 +47,8 @@ function runLimited(dir: string, blocks: number): Promise<Report> {
   });
 }
 
-const DISK_CODES = ["IO_ERROR", "DISK_FULL"];
+/** The codes of a write the disk refused (new codes: not yet in ErrorCode). */
+const DISK_CODES: ErrorCode[] = ["IO_ERROR", "DISK_FULL"];
 
 describe("a full disk gives a coded error", () => {
   it("commit() past a 512 KiB file-size limit throws IavlError IO_ERROR/DISK_FULL, twice, and the tree stays at its last version", async () => {
