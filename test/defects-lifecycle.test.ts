@@ -83,10 +83,12 @@ describe("close() waits for the store's threads", () => {
 
   it("durability async: right after close() the write lock is free, and every committed version is there", () => {
     const dir = tempDir();
+    const VERSIONS = 12;
     const t = Tree.open(dir, { durability: "async", checkpointInterval: 5 });
     const model = Tree.memory();
     const hashes = [""];
-    for (let v = 1; v <= 60; v++) {
+    // About 3 MB of WAL and no automatic checkpoint yet: whoever closes the store last has a checkpoint to do.
+    for (let v = 1; v <= VERSIONS; v++) {
       applyOps(t, v);
       applyOps(model, v);
       hashes.push(toHex(t.commit().hash));
@@ -111,9 +113,43 @@ describe("close() waits for the store's threads", () => {
     expect(walLeft, "a connection of the store was still open after close() (the WAL file was still there)").toBe(false);
 
     const again = Tree.open(dir);
-    expect(again.versions()).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
-    for (let v = 1; v <= 60; v += 7) expect(toHex(again.at(v).hash)).toBe(hashes[v]);
-    expect(toHex(again.hash)).toBe(hashes[60]);
+    expect(again.versions()).toEqual(Array.from({ length: VERSIONS }, (_, i) => i + 1));
+    for (let v = 1; v <= VERSIONS; v++) expect(toHex(again.at(v).hash)).toBe(hashes[v]);
+    again.close();
+  }, 20_000);
+
+  it("durability async with automatic pruning: right after close() nobody writes the store, and the kept versions are whole", async () => {
+    const dir = tempDir();
+    const VERSIONS = 40;
+    const keepRecent = 10;
+    const t = Tree.open(dir, { durability: "async", checkpointInterval: 5, shardSize: 10, keepRecent });
+    const hashes = [""];
+    for (let v = 1; v <= VERSIONS; v++) {
+      applyOps(t, v);
+      hashes.push(toHex(t.commit().hash));
+    }
+    t.close();
+    // Probe the write lock, without waiting, for 1.5 s after close() returned: long enough for a prune worker that
+    // was still starting to begin writing.
+    const probe = new Database(join(dir, "iavl.sqlite"), { timeout: 0 });
+    const busy: string[] = [];
+    const start = Date.now();
+    for (let probes = 1; Date.now() - start < 1500; probes++) {
+      const code = tryWriteLock(probe);
+      if (code !== undefined) {
+        busy.push(`${code} after ${probes} probes, ${Date.now() - start} ms`);
+        break;
+      }
+      await tick();
+    }
+    probe.close();
+    expect(busy, "another connection must get the write lock at once after close()").toEqual([]);
+
+    const again = Tree.open(dir);
+    const kept = again.versions();
+    expect(kept[kept.length - 1]).toBe(VERSIONS);
+    expect(kept.length).toBeGreaterThanOrEqual(keepRecent);
+    for (const v of kept) expect(toHex(again.at(v).hash), `version ${v}`).toBe(hashes[v]);
     again.close();
   }, 20_000);
 });
