@@ -5,6 +5,8 @@
  * @module
  */
 import { concatBytes, putUvarint, utf8 } from "../base/bytes.js";
+import { IavlError } from "../base/errors.js";
+import { checkBytes, checkString, describe } from "../base/validate.js";
 import { EMPTY_HASH, sha256 } from "../base/hash.js";
 
 
@@ -32,6 +34,11 @@ export function storeLeaf(name: string, rootHash: Uint8Array): Uint8Array {
 
 /** The app hash of stores given as name → root hash (the SDK sorts by name, byte order). */
 export function commitInfoHash(stores: ReadonlyMap<string, Uint8Array>): Uint8Array {
+  if (!(stores instanceof Map)) throw new IavlError("INVALID_ARGUMENT", `the stores must be a Map of name to root hash, got ${describe(stores)}`);
+  for (const [name, hash] of stores) {
+    checkString(name, "a store name");
+    checkBytes(hash, `the root hash of store ${name}`);
+  }
   const names = [...stores.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   return merkleRoot(names.map((n) => storeLeaf(n, stores.get(n)!)));
 }

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
+import { checkString, checkVersion } from "../base/validate.js";
 import { STORE_FILE } from "../sqlite/connection.js";
 import { CommitMarker, MARKER_FILE } from "../sqlite/commit-marker.js";
 import type { PruneResult } from "../prune/pruner.js";
@@ -87,6 +88,7 @@ export class MultiTree {
 
   /** Opens (or creates) the multi-store in `dir` with the given stores. */
   static open(dir: string, options: MultiTreeOptions): MultiTree {
+    checkString(dir, "dir");
     const o = parseOptions(multiOptionsSchema, options);
     const { stores, ...storeOptions } = o;
     mkdirSync(join(dir, "stores"), { recursive: true });
@@ -163,6 +165,7 @@ export class MultiTree {
   /** The app hash recorded for committed `version`. */
   appHashAt(version: number): Uint8Array {
     this.open();
+    checkVersion(version);
     const h = this.marker.appHashAt(version);
     if (h === undefined) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed by this multi-store`);
     return h;
@@ -171,6 +174,7 @@ export class MultiTree {
   /** Prunes every store up to `version`. */
   async prune(version: number): Promise<Map<string, PruneResult>> {
     this.open();
+    checkVersion(version);
     const out = new Map<string, PruneResult>();
     for (const [name, t] of this.trees) out.set(name, await t.prune(version));
     this.marker.forget(version, this.lastVersion);

@@ -4,7 +4,7 @@
  */
 import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
-import { checkBound, checkKey, checkValue, checkVersion } from "../base/validate.js";
+import { checkIterable, checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
 import { EMPTY_HASH } from "../base/hash.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { iterateLeaves, type IterateOptions } from "../tree/iterate.js";
@@ -74,7 +74,7 @@ export class Tree {
    * latest committed version. Only one writer may hold a store: a second one gets `LOCKED`, naming the holder.
    */
   static open(dir: string, options?: OpenOptions): Tree {
-    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    checkString(dir, "dir");
     const o = parseOptions(openOptionsSchema, options);
     return new Tree(StoreBackend.open(dir, o), o.initialVersion ?? 1);
   }
@@ -90,7 +90,8 @@ export class Tree {
     nodes: Iterable<ExportNode> | AsyncIterable<ExportNode>,
     options: ImportOptions,
   ): Promise<Tree> {
-    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    checkString(dir, "dir");
+    checkIterable(nodes, "the nodes", true);
     const { version, expectedHash, onProgress, ...rest } = parseOptions(importOptionsSchema, options);
     const o = parseOptions(openOptionsSchema, rest);
     await importStore(dir, nodes, { version, expectedHash, onProgress, shardSize: o.shardSize });
@@ -102,7 +103,7 @@ export class Tree {
    * writes and never blocks the writer; `refresh()` moves it to the newest committed version.
    */
   static openReadOnly(dir: string): ReadOnlyStore {
-    if (typeof dir !== "string" || dir.length === 0) throw new IavlError("INVALID_ARGUMENT", "dir must be a non-empty string");
+    checkString(dir, "dir");
     return ReadOnlyStore.open(dir);
   }
 
@@ -111,6 +112,7 @@ export class Tree {
    * at `version`. Returns how many versions were removed.
    */
   static rollback(dir: string, version: number): number {
+    checkString(dir, "dir");
     checkVersion(version);
     storeFileIn(dir);
     return StoreBackend.rollback(dir, version);
@@ -182,8 +184,7 @@ export class Tree {
    */
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
     this.open();
-    checkBound(opts.start, "start");
-    checkBound(opts.end, "end");
+    checkIterateOptions(opts);
     const gen = this.generation;
     for (const leaf of iterateLeaves(this.working, opts, this.backend.src)) {
       this.open();
@@ -245,7 +246,11 @@ export class Tree {
   async prune(version: number, options: PruneOptions = {}): Promise<PruneResult> {
     this.open();
     checkVersion(version);
+    checkObject(options, "the prune options");
     if (options.keepEvery !== undefined) checkVersion(options.keepEvery);
+    if (options.onProgress !== undefined && typeof options.onProgress !== "function") {
+      throw new IavlError("INVALID_ARGUMENT", "onProgress must be a function");
+    }
     return this.backend.prune(version, options);
   }
 

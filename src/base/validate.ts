@@ -16,10 +16,43 @@ export function checkValue(value: unknown): asserts value is Uint8Array {
 }
 
 /** Throws unless `bound` is undefined or a Uint8Array. */
-export function checkBound(bound: unknown, what: string): asserts bound is Uint8Array | undefined {
+function checkBound(bound: unknown, what: string): asserts bound is Uint8Array | undefined {
   if (bound !== undefined && !(bound instanceof Uint8Array)) {
     throw new IavlError("INVALID_ARGUMENT", `${what} must be a Uint8Array or undefined, got ${describe(bound)}`);
   }
+}
+
+/** Throws unless `x` is a Uint8Array. */
+export function checkBytes(x: unknown, what: string): asserts x is Uint8Array {
+  if (!(x instanceof Uint8Array)) throw new IavlError("INVALID_ARGUMENT", `${what} must be a Uint8Array, got ${describe(x)}`);
+}
+
+/** Throws unless `x` is a non-empty string (a folder, a store name). */
+export function checkString(x: unknown, what: string): asserts x is string {
+  if (typeof x !== "string" || x.length === 0) throw new IavlError("INVALID_ARGUMENT", `${what} must be a non-empty string, got ${describe(x)}`);
+}
+
+/** Throws unless `x` is an object (an options bag), or undefined when `optional`. */
+export function checkObject(x: unknown, what: string, optional = true): asserts x is object | undefined {
+  if ((x === undefined && optional) || (typeof x === "object" && x !== null)) return;
+  throw new IavlError("INVALID_ARGUMENT", `${what} must be an object${optional ? " or undefined" : ""}, got ${describe(x)}`);
+}
+
+/** Throws unless `x` is iterable (or, with `async`, async iterable too). */
+export function checkIterable(x: unknown, what: string, async = false): void {
+  const ok =
+    typeof x === "object" && x !== null && (Symbol.iterator in x || (async && Symbol.asyncIterator in x));
+  if (!ok) throw new IavlError("INVALID_ARGUMENT", `${what} must be ${async ? "an iterable or async iterable" : "iterable"}, got ${describe(x)}`);
+}
+
+/** Throws unless `opts` is undefined or the options of an iteration: optional Uint8Array bounds and a boolean. */
+export function checkIterateOptions(opts: unknown): void {
+  checkObject(opts, "the iteration options");
+  if (opts === undefined) return;
+  const o = opts as { start?: unknown; end?: unknown; reverse?: unknown };
+  checkBound(o.start, "start");
+  checkBound(o.end, "end");
+  if (o.reverse !== undefined && typeof o.reverse !== "boolean") throw new IavlError("INVALID_ARGUMENT", `reverse must be a boolean, got ${describe(o.reverse)}`);
 }
 
 /** Throws unless `v` is a positive safe integer. */
@@ -29,7 +62,8 @@ export function checkVersion(v: unknown): asserts v is number {
   }
 }
 
-function describe(x: unknown): string {
+/** A short description of a value of the wrong kind, for an error message. */
+export function describe(x: unknown): string {
   if (x === null) return "null";
   if (typeof x === "object") return x.constructor?.name ?? "object";
   return typeof x === "string" ? `string "${x.slice(0, 20)}"` : `${typeof x} ${String(x)}`;

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { IavlError } from "../base/errors.js";
 import { EMPTY_HASH } from "../base/hash.js";
-import { checkVersion } from "../base/validate.js";
+import { checkIterateOptions, checkVersion } from "../base/validate.js";
 import type { AuditOptions, AuditReport } from "../tree/audit.js";
 import type { ExportNode } from "../tree/export-node.js";
 import type { IterateOptions } from "../tree/iterate.js";
@@ -87,6 +87,7 @@ export class ReadOnlyStore implements ReadonlyTree {
   }
 
   iterate(opts?: IterateOptions): IterableIterator<[Uint8Array, Uint8Array]> {
+    checkIterateOptions(opts);
     return this.current()?.iterate(opts) ?? [][Symbol.iterator]();
   }
 

@@ -4,7 +4,7 @@
  */
 import { IavlError } from "../base/errors.js";
 import { equalBytes } from "../base/bytes.js";
-import { checkBound, checkKey } from "../base/validate.js";
+import { checkIterateOptions, checkKey } from "../base/validate.js";
 import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../tree/audit.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { exportItem, postOrder } from "../tree/export-walk.js";
@@ -118,8 +118,7 @@ export class StoreView implements ReadonlyTree {
   }
 
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
-    checkBound(opts.start, "start");
-    checkBound(opts.end, "end");
+    checkIterateOptions(opts);
     for (const [key, value] of this.store.range(this.row.version, opts.start, opts.end, opts.reverse === true, this.read)) {
       this.alive();
       yield [key, value];

@@ -4,13 +4,16 @@
  * @module
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { IavlError } from "../base/errors.js";
+import { IavlError, isIavlError } from "../base/errors.js";
 import { openWriter } from "../sqlite/connection.js";
 import type { VersionWrite } from "../sqlite/rows.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 import { CLOSED, DURABLE, FAILED, type WriterFailure, type WriterThreadData } from "./write-queue.js";
 
 const data = workerData as WriterThreadData;
+/** How long a version waits for a lock held elsewhere before the writer gives up: commits wait on a full queue meanwhile. */
+const PATIENCE_MS = 60 * Math.max(data.busyTimeoutMs, 100);
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
 const state = new BigInt64Array(data.state);
 const db = openWriter(data.file, "normal", data.busyTimeoutMs);
 const store = new StoreWriter(db);
@@ -29,7 +32,7 @@ parentPort!.on("message", (msg: { write?: VersionWrite; close?: true }) => {
   const w = msg.write!;
   try {
     if (Atomics.load(state, FAILED) !== 0n) return;
-    store.writeVersion(w);
+    land(w);
     Atomics.store(state, DURABLE, BigInt(w.version.version));
   } catch (e) {
     const failure: WriterFailure = { version: w.version.version, message: (e as Error).message, code: e instanceof IavlError ? e.code : undefined };
@@ -38,3 +41,17 @@ parentPort!.on("message", (msg: { write?: VersionWrite; close?: true }) => {
   }
   Atomics.notify(state, DURABLE);
 });
+
+/** Writes `w`, waiting out another connection's lock for up to {@link PATIENCE_MS}: a version in the queue is never lost to a busy moment. */
+function land(w: VersionWrite): void {
+  const deadline = Date.now() + PATIENCE_MS;
+  for (;;) {
+    try {
+      store.writeVersion(w);
+      return;
+    } catch (e) {
+      if (!isIavlError(e, "LOCKED") || Date.now() > deadline) throw e;
+      Atomics.wait(sleeper, 0, 0, 50);
+    }
+  }
+}

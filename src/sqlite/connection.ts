@@ -34,10 +34,13 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 
 /** Opens `file` for writing (WAL, incremental auto-vacuum so that pruning can shrink the file). */
 export function openWriter(file: string, sync: Sync, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Connection {
-  const db = openChecked(file, false);
-  // auto_vacuum only takes effect before the first table is created, which is why it is set on every open.
-  db.pragma("auto_vacuum = INCREMENTAL");
-  db.pragma("journal_mode = WAL");
+  const db = openChecked(file, false, busyTimeoutMs);
+  // Settings of the file itself, made once: changing them takes a lock, which another writer may hold.
+  if (db.pragma("journal_mode", { simple: true }) !== "wal") {
+    // auto_vacuum only takes effect before the first table is created.
+    db.pragma("auto_vacuum = INCREMENTAL");
+    db.pragma("journal_mode = WAL");
+  }
   // WAL + NORMAL loses nothing when the process dies (only on power loss); FULL syncs the WAL on every commit.
   db.pragma(`synchronous = ${sync.toUpperCase()}`);
   tune(db, busyTimeoutMs);
@@ -46,7 +49,7 @@ export function openWriter(file: string, sync: Sync, busyTimeoutMs = DEFAULT_BUS
 
 /** Opens `file` read-only: it never writes and never blocks the writer. */
 export function openReader(file: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Connection {
-  const db = openChecked(file, true);
+  const db = openChecked(file, true, busyTimeoutMs);
   tune(db, busyTimeoutMs);
   return db;
 }
@@ -76,10 +79,10 @@ function tune(db: Connection, busyTimeoutMs: number): void {
   db.pragma("temp_store = MEMORY");
 }
 
-function openChecked(file: string, readonly: boolean): Connection {
+function openChecked(file: string, readonly: boolean, busyTimeoutMs: number): Connection {
   let db: Connection;
   try {
-    db = new Database(file, { readonly, fileMustExist: readonly });
+    db = new Database(file, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
   } catch (e) {
     throw new IavlError(readonly ? "NOT_A_STORE" : "CORRUPT", `cannot open ${file}: ${(e as Error).message}`, { cause: e });
   }

@@ -14,6 +14,7 @@
  */
 import protobuf from "protobufjs/light.js";
 import { IavlError } from "../base/errors.js";
+import { checkBytes, checkIterable, checkObject, describe } from "../base/validate.js";
 import type { ExportNode } from "../tree/export-node.js";
 
 /**
@@ -64,7 +65,22 @@ interface IavlItemFields {
   height?: number;
 }
 
+/** Throws `INVALID_ARGUMENT` unless `node` has the shape of an {@link ExportNode}. */
+function checkNode(node: unknown): asserts node is ExportNode {
+  checkObject(node, "an export node", false);
+  const n = node as Partial<Record<keyof ExportNode, unknown>>;
+  checkBytes(n.key, "an export node's key");
+  if (n.value !== undefined) checkBytes(n.value, "an export node's value");
+  for (const field of ["version", "height"] as const) {
+    const x = n[field];
+    if (typeof x !== "number" || !Number.isSafeInteger(x) || x < 0) {
+      throw new IavlError("INVALID_ARGUMENT", `an export node's ${field} must be a non-negative integer, got ${describe(x)}`);
+    }
+  }
+}
+
 function iavlFields(node: ExportNode): IavlItemFields {
+  checkNode(node);
   const m: IavlItemFields = {};
   if (node.key.length > 0) m.key = node.key;
   if (node.value !== undefined && node.value.length > 0) m.value = node.value;
@@ -75,6 +91,7 @@ function iavlFields(node: ExportNode): IavlItemFields {
 
 /** Encodes each node as a length-delimited `SnapshotIAVLItem` (one array per item; concatenate them to send). */
 export function* encodeItems(nodes: Iterable<ExportNode>): Generator<Uint8Array> {
+  checkIterable(nodes, "the nodes");
   for (const node of nodes) yield IavlItemType.encodeDelimited(iavlFields(node)).finish();
 }
 
@@ -98,7 +115,11 @@ export type SnapshotItem =
 export function* encodeSnapshotItems(
   stores: Iterable<{ name: string; nodes: Iterable<ExportNode> }>,
 ): Generator<Uint8Array> {
+  checkIterable(stores, "the stores");
   for (const store of stores) {
+    checkObject(store, "a store", false);
+    if (typeof store.name !== "string") throw new IavlError("INVALID_ARGUMENT", `a store's name must be a string, got ${describe(store.name)}`);
+    checkIterable(store.nodes, `the nodes of store ${store.name}`);
     yield SnapshotItemType.encodeDelimited({ store: store.name === "" ? {} : { name: store.name } }).finish();
     for (const node of store.nodes) yield SnapshotItemType.encodeDelimited({ iavl: iavlFields(node) }).finish();
   }
@@ -168,6 +189,7 @@ async function* frames(
   chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   limits: DecodeLimits | undefined,
 ): AsyncGenerator<Frame> {
+  checkIterable(chunks, "the snapshot chunks", true);
   const max = limits?.maxItemBytes ?? DEFAULT_MAX_ITEM_BYTES;
   if (!Number.isSafeInteger(max) || max < 0) {
     throw new IavlError("INVALID_ARGUMENT", `maxItemBytes must be a non-negative integer, got ${String(max)}`);

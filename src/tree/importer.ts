@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
+import { checkIterable } from "../base/validate.js";
 import { compareBytes, equalBytes, toHex } from "../base/bytes.js";
 import { EMPTY_HASH, innerHash, leafHash, sha256 } from "../base/hash.js";
 import { Node } from "./node.js";
@@ -276,6 +277,7 @@ export class Importer {
  * Throws `INVALID_SNAPSHOT` as the importer does.
  */
 export function buildTree(nodes: Iterable<ExportNode>, options: ImporterOptions): Node | undefined {
+  checkIterable(nodes, "the nodes");
   const imp = new Importer(options);
   for (const n of nodes) imp.add(n);
   return imp.finish();
@@ -286,6 +288,7 @@ export async function buildTreeAsync(
   nodes: AsyncIterable<ExportNode> | Iterable<ExportNode>,
   options: ImporterOptions,
 ): Promise<Node | undefined> {
+  checkIterable(nodes, "the nodes", true);
   const imp = new Importer(options);
   for await (const n of nodes) imp.add(n);
   return imp.finish();

@@ -12,7 +12,7 @@ import { hashNode, type Node, type NodeSource } from "./node.js";
 import { createProof, type CommitmentProof, type ValueOf } from "./proof.js";
 import { findLeaf } from "./read.js";
 import type { ReadonlyTree } from "./readonly-tree.js";
-import { checkBound, checkKey } from "../base/validate.js";
+import { checkIterateOptions, checkKey } from "../base/validate.js";
 
 /** Reads of one committed root held by a node source. */
 export class RootView implements ReadonlyTree {
@@ -49,8 +49,7 @@ export class RootView implements ReadonlyTree {
   }
 
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
-    checkBound(opts.start, "start");
-    checkBound(opts.end, "end");
+    checkIterateOptions(opts);
     this.guard();
     for (const leaf of iterateLeaves(this.root, opts, this.src)) {
       this.guard();
