@@ -99,8 +99,8 @@ describe("iavlite info", () => {
       versions: { count: number; first: number; last: number };
       latest: { version: number; hash: string; size: number };
       checkpoints: { count: number; latest: number };
-      shards: Array<{ id: number; logRows: number; branchRows: number }>;
-      kvRows: number;
+      shards: Array<{ id: number; branchRows: number }>;
+      leafRows: number;
       pages: { pageSize: number; pageCount: number; freelistCount: number };
       disk: { db: number; total: number };
       writer: { held: boolean };
@@ -109,8 +109,8 @@ describe("iavlite info", () => {
     expect(info.latest).toEqual({ version: VERSIONS, hash: hashes[VERSIONS], size: model[VERSIONS]!.size + VERSIONS });
     expect(info.checkpoints.count).toBeGreaterThanOrEqual(3);
     expect(info.shards.length).toBe(1);
-    expect(info.shards[0]!.logRows).toBeGreaterThan(0);
-    expect(info.kvRows).toBeGreaterThan(300);
+    expect(info.shards[0]!.branchRows).toBeGreaterThan(0);
+    expect(info.leafRows).toBeGreaterThan(300);
     expect(info.pages.pageSize).toBeGreaterThan(0);
     expect(info.disk.db).toBeGreaterThan(0);
     expect(info.writer.held).toBe(false);
@@ -169,7 +169,7 @@ describe("iavlite verify", () => {
     const db = new Database(join(d, "iavl.sqlite"));
     const key = Buffer.from(k);
     const changed = db
-      .prepare("UPDATE kv SET value = ? WHERE key = ? AND version = (SELECT max(version) FROM kv WHERE key = ?)")
+      .prepare("UPDATE leaves SET value = ? WHERE key = ? AND version = (SELECT max(version) FROM leaves WHERE key = ?)")
       .run(Buffer.from("tampered"), key, key).changes;
     db.close();
     expect(changed).toBe(1);

@@ -89,9 +89,9 @@ export type StoredNodeKind = "branch" | "leaf" | "root";
  * one on the leftmost path), `"leaf"` a leaf (the leftmost). The latest version must be a checkpoint (so that its
  * branches are stored) of at least 3 keys. Returns the damaged node's (version, seq).
  *
- * This is the only place in the tests that knows the storage layout (today: `branch_<shard>`/`branch_c<gen>` and
- * `log_<shard>`/`log_c<gen>` tables with a `hash` column, children named by (version, seq), the root by
- * `versions.root_version/root_seq`): when the layout changes, change it here.
+ * This is the only place in the tests that knows the storage layout (today, layout 2: `branch_<shard>` /
+ * `branch_c<gen>` tables with a `hash` column, children named by (version, seq), a leaf child by (version, 2^31 + its
+ * `leaves` row id), the root by `versions.root_version/root_seq`): when the layout changes, change it here.
  */
 export function corruptStoredNodeHash(dir: string, which: StoredNodeKind): { version: number; seq: number } {
   const db = new Database(join(dir, "iavl.sqlite"));
@@ -102,13 +102,14 @@ export function corruptStoredNodeHash(dir: string, which: StoredNodeKind): { ver
     if (latest?.version == null || latest.seq == null) throw new Error(`${dir}: the latest version is not a stored checkpoint`);
     const tables = (prefix: string): string[] =>
       db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ? ORDER BY name").pluck().all(`${prefix}_*`) as string[];
-    /** The table holding node (version, seq) of kind "branch" or "log". */
-    const home = (kind: "branch" | "log", version: number, seq: number): string => {
+    /** The table holding branch (version, seq). */
+    const home = (kind: "branch", version: number, seq: number): string => {
       for (const t of tables(kind)) if (db.prepare(`SELECT 1 FROM ${t} WHERE version = ? AND seq = ?`).get(version, seq) !== undefined) return t;
       throw new Error(`${dir}: no ${kind} row (${version}, ${seq})`);
     };
-    const zero = (kind: "branch" | "log", version: number, seq: number): { version: number; seq: number } => {
-      db.prepare(`UPDATE ${home(kind, version, seq)} SET hash = zeroblob(length(hash)) WHERE version = ? AND seq = ?`).run(version, seq);
+    const zero = (kind: "branch" | "leaf", version: number, seq: number): { version: number; seq: number } => {
+      if (kind === "leaf") db.prepare("UPDATE leaves SET hash = zeroblob(length(hash)) WHERE id = ? AND version = ?").run(seq - 2 ** 31, version);
+      else db.prepare(`UPDATE ${home(kind, version, seq)} SET hash = zeroblob(length(hash)) WHERE version = ? AND seq = ?`).run(version, seq);
       return { version, seq };
     };
     if (which === "root") return zero("branch", latest.version, latest.seq);
@@ -128,7 +129,7 @@ export function corruptStoredNodeHash(dir: string, which: StoredNodeKind): { ver
     const leaf = db
       .prepare(`SELECT left_version AS version, left_seq AS seq FROM ${home("branch", node.version, node.seq)} WHERE version = ? AND seq = ?`)
       .get(node.version, node.seq) as { version: number; seq: number };
-    return zero("log", leaf.version, leaf.seq);
+    return zero("leaf", leaf.version, leaf.seq);
   } finally {
     db.close();
   }

@@ -34,6 +34,11 @@ export type ErrorCode =
   | "NOT_A_STORE"
   /** The store was written by a newer schema than this library knows. */
   | "SCHEMA_TOO_NEW"
+  /**
+   * The store was written by an older schema: a writer (`Tree.open`) upgrades it in place when it opens it, but a
+   * read-only handle never writes, so it cannot read the store until then.
+   */
+  | "SCHEMA_TOO_OLD"
   /** The store's content contradicts itself (a hash or a row that does not add up). */
   | "CORRUPT"
   /** A write was attempted through a read-only handle. */

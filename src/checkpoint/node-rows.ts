@@ -5,6 +5,7 @@
 import { IavlError } from "../base/errors.js";
 import { Node } from "../tree/node.js";
 import type { BranchRow, LeafRow } from "../sqlite/rows.js";
+import { leafId, leafSeq } from "../sqlite/shards.js";
 
 /** The row of a hashed, numbered branch whose children are numbered too. */
 export function branchRow(n: Node): BranchRow {
@@ -30,7 +31,7 @@ export function branchRow(n: Node): BranchRow {
 /** The row of a hashed, numbered leaf. */
 export function leafRow(n: Node): LeafRow {
   if (n.hash === undefined || n.seq === 0) throw new IavlError("CORRUPT", `leaf ${n.version}/${n.seq} cannot be stored: it is unhashed or unnumbered`);
-  return { version: n.version, seq: n.seq, key: n.key, hash: n.hash };
+  return { version: n.version, id: leafId(n.seq), key: n.key, hash: n.hash };
 }
 
 /** A branch loaded from its row: children known by node key only. */
@@ -47,6 +48,6 @@ export function branchNode(b: BranchRow): Node {
 export function leafNode(l: LeafRow): Node {
   const n = new Node(l.key, undefined, l.version, 0, 1);
   n.hash = l.hash;
-  n.seq = l.seq;
+  n.seq = leafSeq(l.id);
   return n;
 }

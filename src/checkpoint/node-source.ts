@@ -6,7 +6,7 @@
 import { IavlError } from "../base/errors.js";
 import { sha256 } from "../base/hash.js";
 import { Node, type NodeKey, type NodeSource } from "../tree/node.js";
-import { LEAF_BASE } from "../sqlite/shards.js";
+import { LEAF_BASE, leafId } from "../sqlite/shards.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { VersionRow } from "../sqlite/rows.js";
 import { branchNode, leafNode } from "./node-rows.js";
@@ -76,7 +76,7 @@ export class StoreSource implements NodeSource {
     if (key === undefined) throw new IavlError("CORRUPT", `node ${parent?.version}/${parent?.seq} has a child neither in memory nor in storage`);
     this.loads++;
     if (key.seq >= LEAF_BASE) {
-      const leaf = this.store.leaf(key.version, key.seq);
+      const leaf = this.store.leaf(key.version, leafId(key.seq));
       if (leaf !== undefined) return leafNode(leaf);
     } else {
       const branch = this.store.branch(key.version, key.seq);

@@ -42,7 +42,7 @@ export class ReadOnlyStore implements ReadonlyTree {
     if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store`);
     const db = openReader(file);
     try {
-      checkSchema(db, file);
+      checkSchema(db, file, true);
       return new ReadOnlyStore(db);
     } catch (e) {
       db.close();

@@ -24,7 +24,12 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
   let root = base === undefined ? undefined : src.root(base);
   const from = base === undefined ? store.firstVersion() : base.version + 1;
   const m = new Mutator(from, src);
-  for (let v = from; v <= row.version; v++) root = replayVersion(m, root, v, store.log(v));
+  for (let v = from; v <= row.version; v++) {
+    const vo = store.ops(v);
+    if (vo === undefined) throw new IavlError("CORRUPT", `the operations of version ${v}, which version ${row.version} replays, are missing`);
+    const rows = vo.ops.reduce((n, op) => n + (op.row ? 1 : 0), 0);
+    root = replayVersion(m, root, v, vo, store.leafHashes(vo.firstLeaf, rows));
+  }
   const h = root === undefined ? EMPTY_HASH : hashNode(root, src);
   if (!equalBytes(h, row.hash)) {
     throw new IavlError("CORRUPT", `replaying to version ${row.version} gives root ${toHex(h)}, but the store recorded ${toHex(row.hash)}`);

@@ -1,31 +1,36 @@
 /**
- * Replay of the log: rebuilds the tree of a version from the tree before it and the version's operations in their
- * original order, so that the shape (and so the hash) is exact even when a key was touched twice in one version.
+ * Replay of a version's operations: rebuilds the tree of a version from the tree before it and the version's
+ * operations in their original order, so that the shape (and so the hash) is exact even when a key was touched
+ * twice in one version.
  * @module
  */
 import { IavlError } from "../base/errors.js";
 import type { Mutator } from "../tree/mutate.js";
 import { Node } from "../tree/node.js";
-import { OpKind, type LogRow } from "../sqlite/rows.js";
+import { leafSeq } from "../sqlite/shards.js";
+import type { VersionOps } from "../sqlite/store-reader.js";
 
 const NO_VALUE = new Uint8Array(0);
 
-/** Applies the log of `version` to `root` and returns the new root. */
-export function replayVersion(mutator: Mutator, root: Node | undefined, version: number, log: LogRow[]): Node | undefined {
+/** Applies the operations of `version` to `root` and returns the new root; `hashes` are its leaves rows' hashes by id. */
+export function replayVersion(mutator: Mutator, root: Node | undefined, version: number, vo: VersionOps, hashes: Map<number, Uint8Array>): Node | undefined {
   mutator.version = version;
-  for (const op of log) {
-    if (op.kind === OpKind.Delete) {
+  let id = vo.firstLeaf;
+  for (const op of vo.ops) {
+    const row = op.row ? id++ : undefined;
+    if (!op.set) {
       const r = mutator.remove(root, op.key);
-      if (r.value === undefined) throw new IavlError("CORRUPT", `the log of version ${version} removes a key that is absent`);
+      if (r.value === undefined) throw new IavlError("CORRUPT", `the operations of version ${version} remove a key that is absent`);
       root = r.root;
       continue;
     }
-    // A transient leaf is replaced or removed later in the same version, so its value never reaches a hash.
-    const leaf = new Node(op.key, op.kind === OpKind.Leaf ? undefined : NO_VALUE, version, 0, 1);
-    leaf.seq = op.seq;
-    if (op.kind === OpKind.Leaf) {
-      if (op.hash === null) throw new IavlError("CORRUPT", `the log of version ${version} has a leaf without a hash`);
-      leaf.hash = op.hash;
+    // A set that is not its key's last is replaced or removed later in the version: its value never reaches a hash.
+    const leaf = new Node(op.key, row === undefined ? NO_VALUE : undefined, version, 0, 1);
+    if (row !== undefined) {
+      const hash = hashes.get(row);
+      if (hash === undefined) throw new IavlError("CORRUPT", `the leaf of version ${version} in leaves row ${row} is missing`);
+      leaf.hash = hash;
+      leaf.seq = leafSeq(row);
     }
     root = mutator.setLeaf(root, leaf).root;
   }

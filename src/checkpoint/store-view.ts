@@ -13,6 +13,7 @@ import { hashNode, type Node } from "../tree/node.js";
 import { createProof, type CommitmentProof, type ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { VersionRow } from "../sqlite/rows.js";
+import { leafId } from "../sqlite/shards.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { StoreSource } from "./node-source.js";
 
@@ -163,7 +164,7 @@ export class StoreView implements ReadonlyTree {
           const n = r.value;
           if (n.height === 0) {
             const row = leaves.next();
-            if (row.done === true || row.value[2] !== n.version || (n.key.length > 0 && !equalBytes(n.key, row.value[0]))) {
+            if (row.done === true || row.value[3] !== leafId(n.seq) || row.value[2] !== n.version || (n.key.length > 0 && !equalBytes(n.key, row.value[0]))) {
               throw new IavlError("CORRUPT", `the leaves of version ${this.row.version} disagree with its value rows`);
             }
             out.push({ node: { key: row.value[0], value: row.value[1], version: n.version, height: 0 }, storedHash: withHashes ? n.hash : undefined });

@@ -10,8 +10,9 @@ import type { ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { CommitInput } from "../tree/version-log.js";
 import type { Connection } from "../sqlite/connection.js";
-import { OpKind, type LogRow, type VersionRow, type VersionWrite } from "../sqlite/rows.js";
-import { LEAF_BASE } from "../sqlite/shards.js";
+import type { LeafWrite, VersionRow, VersionWrite } from "../sqlite/rows.js";
+import { leafSeq } from "../sqlite/shards.js";
+import { packOps, type PackedOp } from "../sqlite/version-ops.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 import { collectDirty } from "./checkpoint.js";
 import { evict, StoreSource } from "./node-source.js";
@@ -54,6 +55,8 @@ export class WorkingSet {
   private readonly budgetNodes: number;
   private readonly keepDepth: number;
   private residentEstimate = 0;
+  /** The id the next leaves row gets. */
+  private nextLeaf: number;
   /** The background writer, with durability "async". */
   private readonly queue: WriteQueue | undefined;
 
@@ -69,6 +72,7 @@ export class WorkingSet {
     this.budgetNodes = Math.floor((options.memoryBudgetMiB * 1024 * 1024) / NODE_BYTES);
     // Keep whole the top levels that fit in half the budget; the other half is for dirty and recently loaded nodes.
     this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)));
+    this.nextLeaf = this.store.nextLeafId();
     this.opened = this.load();
     if (options.asyncQueue !== undefined) this.queue = new WriteQueue(file, this.opened.version, options.asyncQueue, options.busyTimeoutMs);
   }
@@ -94,15 +98,22 @@ export class WorkingSet {
 
   /** Persists a version; throws with nothing changed when it cannot. */
   commit(c: CommitInput): void {
-    const { ops, changes, finalLeaves } = c.log;
-    const finals = new Set(finalLeaves.values());
-    const log: LogRow[] = ops.map((op, i) => {
-      const seq = LEAF_BASE + i + 1;
-      if (op.leaf === undefined) return { seq, key: op.key, kind: OpKind.Delete, hash: null };
-      if (!finals.has(op.leaf)) return { seq, key: op.key, kind: OpKind.Transient, hash: null };
-      // A leaf's node key is its operation's place in the log.
-      op.leaf.seq = seq;
-      return { seq, key: op.key, kind: OpKind.Leaf, hash: op.leaf.hash ?? null };
+    const { ops, changes } = c.log;
+    // One leaves row per key changed, in the order of each key's last operation; a set's leaf takes its row's id.
+    const firstLeaf = this.nextLeaf;
+    let id = firstLeaf;
+    const leaves: LeafWrite[] = [];
+    const finals: Node[] = [];
+    const packed: PackedOp[] = ops.map((op) => {
+      if (op.last) {
+        const leaf = op.leaf;
+        if (leaf !== undefined) {
+          leaf.seq = leafSeq(id);
+          finals.push(leaf);
+        }
+        leaves.push({ id: id++, key: op.key, hash: leaf?.hash ?? null, value: leaf?.value ?? null });
+      }
+      return { key: op.key, set: op.leaf !== undefined, row: op.last };
     });
     const every = this.options.snapshotEvery;
     // Snapshots kept by keepEvery are checkpoints, so that their trees stay whole after the versions around them go.
@@ -120,10 +131,11 @@ export class WorkingSet {
           checkpoint,
           rootVersion: checkpoint && root !== undefined ? root.version : null,
           rootSeq: checkpoint && root !== undefined ? root.seq : null,
-          ops: log.length,
+          ops: ops.length,
         },
-        log,
-        kv: [...changes.values()],
+        leaves,
+        firstLeaf,
+        ops: packOps(packed),
         branches: batch?.rows ?? [],
       };
       // Committed values live in the value rows; the tree keeps only keys and hashes, once the values are there.
@@ -140,6 +152,7 @@ export class WorkingSet {
       for (const leaf of finals) leaf.seq = 0;
       throw e;
     }
+    this.nextLeaf = id;
     if (checkpoint) {
       this.lastCheckpoint = c.version;
       this.needCheckpoint = false;

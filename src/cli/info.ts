@@ -35,8 +35,9 @@ function printInfo(i: StoreInfo): void {
   if (i.latest !== null) out(`latest       version ${i.latest.version}, ${i.latest.size} keys, root ${toHex(i.latest.hash)}`);
   out(`checkpoints  ${i.checkpoints.count}${i.checkpoints.latest === null ? "" : ` (latest at version ${i.checkpoints.latest})`}`);
   out(`shards       ${i.shards.length} of ${i.shardSize} versions`);
-  for (const s of i.shards) out(`  shard ${s.id}  versions ${s.first}–${s.last}: ${s.logRows} log rows, ${s.branchRows} branch rows`);
-  out(`kv rows      ${i.kvRows}`);
+  for (const s of i.shards) out(`  shard ${s.id}  versions ${s.first}–${s.last}: ${s.branchRows} branch rows`);
+  out(`leaves rows  ${i.leafRows} (values and leaf hashes, one per key per version changed)`);
+  out(`ops rows     ${i.opsRows} (operations of the versions replays may need)`);
   const p = i.pages;
   out(`pages        ${p.pageCount} × ${p.pageSize} B, ${p.freelistCount} free (${humanBytes(p.freelistCount * p.pageSize)} reclaimable)`);
   const d = i.disk;

@@ -1,17 +1,16 @@
 /**
- * Which value rows a prune may delete: the rule, apart from the SQL that applies it.
+ * Which leaves rows a sweep may delete: the rule, apart from the SQL that applies it.
  * @module
  */
 import type { KeyRows } from "../sqlite/prune-rows.js";
 
 /**
- * The versions of one key's rows (before keepFrom) that no kept version reads. A row is read by version b when it is
- * the newest at or before b. The versions that matter are the snapshots and, unless the key has a row at keepFrom
- * itself, keepFrom − 1 (what every later version falls back to). A removal row that no older kept row sits under is
- * dropped too: without it, reads find nothing, as they should.
+ * The versions of one key's rows (all at or before the sweep's bound) that nothing kept reads. A row is read by a
+ * bound b (a kept snapshot, or the version replays start from, whose tree kept versions build on) when it is the
+ * newest at or before b. A removal row that no older kept row sits under is dead too: without it, reads find nothing,
+ * as they should.
  */
-export function deadRows({ rows, rowAtKeep }: KeyRows, snapshots: number[], keepFrom: number): number[] {
-  const bounds = rowAtKeep ? snapshots : [...snapshots, keepFrom - 1];
+export function deadRows({ rows }: KeyRows, bounds: readonly number[]): number[] {
   const dead: number[] = [];
   let keptOlder = false;
   for (let i = 0; i < rows.length; i++) {

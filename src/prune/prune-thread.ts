@@ -7,7 +7,7 @@
 import type { MessagePort } from "node:worker_threads";
 import { IavlError, type ErrorCode } from "../base/errors.js";
 import { openWriter, type Connection } from "../sqlite/connection.js";
-import { markPruned, reclaim, swapShards, trimValues, type PrunePlan } from "../sqlite/prune-rows.js";
+import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards, type PrunePlan } from "../sqlite/prune-rows.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
 
@@ -28,7 +28,8 @@ interface TaskBase {
 export type PruneTask = TaskBase &
   (
     | { step: "mark"; upTo: number; keepEvery: number | undefined }
-    | { step: "trim"; keepFrom: number; snapshots: number[]; from: Uint8Array | undefined; pages: number }
+    | { step: "leaves"; through: number; snapshots: number[]; versions: number }
+    | { step: "sweep"; through: number; snapshots: number[]; from: Uint8Array | undefined; pages: number }
     | { step: "copy"; plan: PrunePlan; progress?: MessagePort }
     | { step: "swap"; plan: PrunePlan }
     | { step: "reclaim"; slices: number }
@@ -77,11 +78,13 @@ function step(db: Connection, task: PruneTask, checkStop: () => void): unknown {
   switch (task.step) {
     case "mark":
       return markPruned(db, task.upTo, task.keepEvery);
-    case "trim": {
-      const { keepFrom, snapshots } = task;
+    case "leaves":
+      return pruneLeaves(db, task.through, task.snapshots, task.versions);
+    case "sweep": {
+      const bounds = [...task.snapshots, task.through];
       let from = task.from;
       for (let i = 0; i < task.pages; i++) {
-        from = trimValues(db, keepFrom, from, (rows) => deadRows(rows, snapshots, keepFrom));
+        from = sweepLeaves(db, task.through, from, (rows) => deadRows(rows, bounds));
         if (from === undefined) return { done: true };
         checkStop();
       }

@@ -4,7 +4,8 @@
  *
  * 1. mark: version rows below the first kept version are deleted (readers get VERSION_PRUNED from then on) and the
  *    checkpoint that replays of kept versions start from is recorded as the base.
- * 2. trim: in key order, value rows that no kept version can read are deleted (see plan.ts).
+ * 2. leaves: for each version up to the base, the rows its changes superseded are deleted (and, when snapshots were
+ *    dropped, a sweep of every key finds the rows they alone read; see plan.ts).
  * 3. copy: the base tree (and kept snapshots) are walked; their nodes stored in shards about to go are copied into a
  *    new generation of compacted tables.
  * 4. swap: in one transaction, the new generation becomes the place of old rows, and the old generation and the
@@ -97,14 +98,20 @@ export class Pruner {
     const before = fileBytes(this.file);
     const plan = await this.task<PrunePlan>({ step: "mark", upTo, keepEvery });
     onProgress?.(1, 5, "versions");
-    let r: { done: boolean; from?: Uint8Array };
-    let from: Uint8Array | undefined;
-    let pages = 0;
-    do {
-      r = await this.task<{ done: boolean; from?: Uint8Array }>({ step: "trim", keepFrom: plan.keepFrom, snapshots: plan.snapshots, from, pages: 8 });
-      from = r.from;
-      onProgress?.(2, 5, `values (${(pages += 8)} pages)`);
-    } while (!r.done);
+    const through = plan.base?.version;
+    if (through !== undefined) {
+      // Rows superseded at or before the version replays start from are dead, a version at a time.
+      while (!(await this.task<boolean>({ step: "leaves", through, snapshots: plan.snapshots, versions: 16 }))) onProgress?.(2, 5, "values");
+      if (plan.droppedSnapshots) {
+        let r: { done: boolean; from?: Uint8Array };
+        let from: Uint8Array | undefined;
+        do {
+          r = await this.task<{ done: boolean; from?: Uint8Array }>({ step: "sweep", through, snapshots: plan.snapshots, from, pages: 8 });
+          from = r.from;
+          onProgress?.(2, 5, "values of dropped snapshots");
+        } while (!r.done);
+      }
+    }
     if (plan.compactThrough >= 0) {
       const ch = new MessageChannel();
       ch.port1.on("message", (n: number) => onProgress?.(3, 5, `survivors (${n} nodes)`));

@@ -8,7 +8,7 @@ import { openReader, storeFileIn, type Connection } from "./connection.js";
 import { lockHeld, readHolder, type Holder } from "./lock.js";
 import { allMeta } from "./meta.js";
 import { appliedVersion, checkSchema } from "./migrate.js";
-import { shardTables } from "./shards.js";
+import { shardTable } from "./shards.js";
 
 /** One shard of the node tables. */
 export interface ShardInfo {
@@ -16,8 +16,6 @@ export interface ShardInfo {
   /** First and last version the shard is for. */
   first: number;
   last: number;
-  /** Rows of `log_<id>` (leaf sets and deletes). */
-  logRows: number;
   /** Rows of `branch_<id>` (stored branch nodes). */
   branchRows: number;
 }
@@ -36,8 +34,10 @@ export interface StoreInfo {
   /** Versions per shard. */
   shardSize: number;
   shards: ShardInfo[];
-  /** Rows of the `kv` table (one per key per version that set or removed it). */
-  kvRows: number;
+  /** Rows of the `leaves` table (one per key per version that set or removed it). */
+  leafRows: number;
+  /** Versions whose operations are kept (those replays may need). */
+  opsRows: number;
   /** Every row of the `meta` table. */
   meta: Record<string, string | number | null>;
   /** SQLite page use: free pages are reclaimable by vacuum. */
@@ -51,7 +51,7 @@ export interface StoreInfo {
   writer: { held: boolean; holder: Holder | null };
 }
 
-const REQUIRED_TABLES = ["versions", "kv", "shards", "meta"];
+const REQUIRED_TABLES = ["versions", "leaves", "version_ops", "shards", "meta"];
 
 /**
  * Reports on the store in `dir` without writing to it (beside a live writer is fine). Throws `NOT_A_STORE` for a
@@ -74,7 +74,7 @@ function withStore<T>(dir: string, fn: (db: Connection, tables: Set<string>) => 
   const file = storeFileIn(dir);
   const db = openReader(file);
   try {
-    checkSchema(db, file);
+    checkSchema(db, file, true);
     const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
     const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
     if (missing.length > 0) throw new IavlError("NOT_A_STORE", `${file} is not an iavlite store (no ${missing.join(", ")} table)`);
@@ -96,10 +96,10 @@ function readTables(db: Connection, tables: Set<string>): Omit<StoreInfo, "dir" 
   const meta = allMeta(db);
   const shardRows = db.prepare("SELECT id, first, last FROM shards ORDER BY id").all() as Array<{ id: number; first: number; last: number }>;
   const shards = shardRows.map((s) => {
-    const t = shardTables(s.id);
+    const t = shardTable(s.id);
     // A shard row may precede its tables (or outlive them after a prune): count only what exists.
     const count = (name: string): number => (tables.has(name) ? num(`SELECT count(*) FROM ${name}`) : 0);
-    return { id: s.id, first: s.first, last: s.last, logRows: count(t.log), branchRows: count(t.branch) };
+    return { id: s.id, first: s.first, last: s.last, branchRows: count(t) };
   });
   return {
     versions: {
@@ -114,7 +114,8 @@ function readTables(db: Connection, tables: Set<string>): Omit<StoreInfo, "dir" 
     },
     shardSize: Number(meta["shard_size"] ?? 1000),
     shards,
-    kvRows: num("SELECT count(*) FROM kv"),
+    leafRows: num("SELECT count(*) FROM leaves"),
+    opsRows: num("SELECT count(*) FROM version_ops"),
     meta,
     pages: {
       pageSize: Number(db.pragma("page_size", { simple: true })),

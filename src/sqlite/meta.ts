@@ -15,6 +15,7 @@ export type MetaName =
   | "base_root_seq"
   | "compact_gen"
   | "compact_through"
+  | "leaves_pruned_to"
   | "rollbacks";
 
 /** A meta value as a number; undefined when the row is missing or NULL. */

@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type Database from "better-sqlite3";
 import { IavlError } from "../base/errors.js";
+import { upgradeLayout1 } from "./layout1-upgrade.js";
 
 /** One migration file: `NNN_name.sql`. */
 export interface Migration {
@@ -57,7 +58,7 @@ export function latestSchema(): number {
  * Throws `NOT_A_STORE` for a database that has tables but is not an iavlite store, and `SCHEMA_TOO_NEW` for a store
  * written by a newer schema. Meant for a read-only connection, before anything opens the file for writing.
  */
-export function checkSchema(db: Database.Database, where: string): void {
+export function checkSchema(db: Database.Database, where: string, readOnly = false): void {
   const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
   if (tables.length > 0 && !tables.includes("schema_migrations")) {
     throw new IavlError("NOT_A_STORE", `${where} is a SQLite database but not an iavlite store`);
@@ -70,7 +71,16 @@ export function checkSchema(db: Database.Database, where: string): void {
       `${where} was written by a newer iavlite (schema ${applied}; this version knows up to ${latest}); it was not touched`,
     );
   }
+  if (readOnly && applied > 0 && applied < latest) {
+    throw new IavlError(
+      "SCHEMA_TOO_OLD",
+      `${where} was written by an older iavlite (schema ${applied}); open it once with a writer (Tree.open, or any iavlite command that writes) to upgrade it to schema ${latest}`,
+    );
+  }
 }
+
+/** Conversions of existing rows that a migration's SQL alone cannot do, run in its transaction after the SQL. */
+const UPGRADES: Record<number, (db: Database.Database) => void> = { 2: upgradeLayout1 };
 
 /** Applies every migration newer than the store's, each in its own transaction (after {@link checkSchema}). */
 export function migrate(db: Database.Database, where: string): void {
@@ -84,6 +94,7 @@ export function migrate(db: Database.Database, where: string): void {
     if (m.id <= applied) continue;
     db.transaction(() => {
       db.exec(m.sql);
+      UPGRADES[m.id]?.(db);
       record.run(m.id, m.name, new Date().toISOString());
     }).immediate();
   }

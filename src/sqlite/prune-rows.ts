@@ -5,8 +5,9 @@
  */
 import { sql, forgetStatements, type Connection } from "./connection.js";
 import { metaNumber, setMeta } from "./meta.js";
-import type { BranchRow, LeafRow } from "./rows.js";
-import { compactedTables, createNodeTables, dropNodeTables, insertBranch, insertLeaf, shardTables } from "./shards.js";
+import { IavlError } from "../base/errors.js";
+import type { BranchRow } from "./rows.js";
+import { compactedTable, createBranchTable, dropBranchTable, insertBranch, shardTable } from "./shards.js";
 import { StoreReader, type ReplayBase } from "./store-reader.js";
 import { retryBusy, writeTransaction } from "./write-errors.js";
 
@@ -26,6 +27,8 @@ export interface PrunePlan {
   gen: number;
   /** Versions removed. */
   removed: number;
+  /** Snapshots kept by an earlier prune that this one drops: their rows need a sweep of every key. */
+  droppedSnapshots: boolean;
 }
 
 /**
@@ -41,6 +44,8 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
       .raw()
       .get(keepFrom) as [number, number | null, number | null] | undefined;
     const base = cp !== undefined ? { version: cp[0], rootVersion: cp[1], rootSeq: cp[2] } : store.recordedBase();
+    const prunedTo = metaNumber(db, "pruned_to") ?? 0;
+    const earlier = sql(db, "SELECT version FROM versions WHERE version <= ?").pluck().all(prunedTo) as number[];
     const snapshots =
       keepEvery === undefined
         ? []
@@ -60,75 +65,97 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
     const dropShards = sql(db, "SELECT id FROM shards WHERE last <= ? ORDER BY id").pluck().all(limit) as number[];
     const compactThrough = dropShards.length > 0 ? (dropShards[dropShards.length - 1]! + 1) * store.shardSize - 1 : -1;
     const gen = (metaNumber(db, "compact_gen") ?? 0) + 1;
-    return { keepFrom, snapshots, base, dropShards, compactThrough, gen, removed };
+    const droppedSnapshots = earlier.some((v) => !snapshots.includes(v));
+    return { keepFrom, snapshots, base, dropShards, compactThrough, gen, removed, droppedSnapshots };
   });
 }
 
-/** One key's rows before keepFrom, oldest first, as {@link trimValues} hands them to its judge. */
+/** One key's rows at or before the bound of a sweep, oldest first, as {@link sweepLeaves} hands them to its judge. */
 export interface KeyRows {
   rows: Array<{ version: number; removed: boolean }>;
-  /** True when the key also has a row at keepFrom itself. */
-  rowAtKeep: boolean;
 }
 
-/** Given one key's rows, the versions of those no kept version reads. */
+/** Given one key's rows, the versions of those nothing kept reads. */
 export type DeadRows = (key: KeyRows) => number[];
 
 /**
- * Deletes, in key order from key `from`, the value rows that `dead` names, one page of keys per transaction.
+ * Deletes the leaves rows that versions (previous bound, `through`] made dead, version by version, each in one
+ * transaction, and their operations (replays start after `through`): each row of such a version makes its key's
+ * previous row dead unless a snapshot at or after that row and before the version reads it, and a removal row dies
+ * once no older row of its key is left to hide. Rows of a tree still in use (the newest at or before `through`, or a snapshot's) stay.
+ * Stops after `maxVersions`; returns true when it reached `through`.
+ */
+export function pruneLeaves(db: Connection, through: number, snapshots: number[], maxVersions: number): boolean {
+  const store = new StoreReader(db);
+  const from = (metaNumber(db, "leaves_pruned_to") ?? store.firstVersion() - 1) + 1;
+  const prev = sql(db, "SELECT id, version FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw();
+  const del = sql(db, "DELETE FROM leaves WHERE id = ?");
+  let v = from;
+  for (let done = 0; v <= through && done < maxVersions; v++, done++) {
+    const version = v;
+    writeTransaction(db, "pruning values", () => {
+      const vo = store.ops(version);
+      let id = vo?.firstLeaf ?? 0;
+      for (const op of vo?.ops ?? []) {
+        if (!op.row) continue;
+        const p = prev.get(op.key, version) as [number, number] | undefined;
+        if (p !== undefined && !snapshots.some((s) => p[1] <= s && s < version)) del.run(p[0]);
+        // A removal only hides older rows: with none left (a snapshot may keep one), it goes too.
+        if (!op.set && prev.get(op.key, version) === undefined) del.run(id);
+        id++;
+      }
+      sql(db, "DELETE FROM version_ops WHERE version = ?").run(version);
+      setMeta(db, "leaves_pruned_to", version);
+    });
+  }
+  return v > through;
+}
+
+/**
+ * The slow way, for when snapshots were dropped (their rows are no version's predecessor any more): in key order from
+ * key `from`, deletes the leaves rows at or before `through` that `dead` names, one page of keys per transaction.
  * Returns the key to continue from, or undefined when done.
  */
-export function trimValues(db: Connection, keepFrom: number, from: Uint8Array | undefined, dead: DeadRows, pageRows = 4000): Uint8Array | undefined {
-  const rows = sql(db, `SELECT key, version, value IS NULL FROM kv WHERE ${from === undefined ? "1" : "key >= ?"} AND version <= ? ORDER BY key, version LIMIT ?`)
+export function sweepLeaves(db: Connection, through: number, from: Uint8Array | undefined, dead: DeadRows, pageRows = 4000): Uint8Array | undefined {
+  const rows = sql(db, `SELECT key, version, hash IS NULL, id FROM leaves WHERE ${from === undefined ? "1" : "key >= ?"} AND version <= ? ORDER BY key, version LIMIT ?`)
     .raw()
-    .all(...(from === undefined ? [] : [from]), keepFrom, pageRows) as Array<[Uint8Array, number, number]>;
+    .all(...(from === undefined ? [] : [from]), through, pageRows) as Array<[Uint8Array, number, number, number]>;
   if (rows.length === 0) return undefined;
   // The last key of a full page may continue on the next page: leave it for then.
   const full = rows.length === pageRows;
   const lastKey = rows[rows.length - 1]![0];
-  const del = sql(db, "DELETE FROM kv WHERE key = ? AND version = ?");
+  if (full && Buffer.compare(rows[0]![0], lastKey) === 0) {
+    throw new IavlError("CORRUPT", `key ${Buffer.from(lastKey).toString("hex")} has more than ${pageRows} rows`);
+  }
+  const del = sql(db, "DELETE FROM leaves WHERE id = ?");
   writeTransaction(db, "pruning values", () => {
     let i = 0;
     while (i < rows.length) {
       const key = rows[i]![0];
       if (full && Buffer.compare(key, lastKey) === 0) break;
-      const group: KeyRows = { rows: [], rowAtKeep: false };
+      const group: KeyRows = { rows: [] };
+      const ids = new Map<number, number>();
       for (; i < rows.length && Buffer.compare(rows[i]![0], key) === 0; i++) {
-        if (rows[i]![1] === keepFrom) group.rowAtKeep = true;
-        else group.rows.push({ version: rows[i]![1], removed: rows[i]![2] === 1 });
+        group.rows.push({ version: rows[i]![1], removed: rows[i]![2] === 1 });
+        ids.set(rows[i]![1], rows[i]![3]);
       }
-      for (const v of dead(group)) del.run(key, v);
+      for (const v of dead(group)) del.run(ids.get(v)!);
     }
   });
-  if (!full) return undefined;
-  if (Buffer.compare(rows[0]![0], lastKey) === 0) {
-    // One key has more rows than a page: trim it alone, then move past it.
-    writeTransaction(db, "pruning values", () => {
-      const all = sql(db, "SELECT version, value IS NULL FROM kv WHERE key = ? AND version <= ? ORDER BY version").raw().all(lastKey, keepFrom) as Array<[number, number]>;
-      const group: KeyRows = {
-        rows: all.filter(([v]) => v < keepFrom).map(([version, n]) => ({ version, removed: n === 1 })),
-        rowAtKeep: all.some(([v]) => v === keepFrom),
-      };
-      for (const v of dead(group)) del.run(lastKey, v);
-    });
-    return Buffer.concat([lastKey, Buffer.from([0])]);
-  }
-  return lastKey;
+  return full ? lastKey : undefined;
 }
 
-/** Creates the compacted tables of generation `gen` empty (dropping a half-built one), so that a repeated step starts clean. */
+/** Creates the compacted table of generation `gen` empty (dropping a half-built one), so that a repeated step starts clean. */
 export function startCompaction(db: Connection, gen: number): void {
-  const t = compactedTables(gen);
-  dropNodeTables(db, t);
-  createNodeTables(db, t);
+  dropBranchTable(db, compactedTable(gen));
+  createBranchTable(db, compactedTable(gen));
 }
 
-/** Writes surviving nodes into the compacted tables of generation `gen`, in one transaction. */
-export function writeCompacted(db: Connection, gen: number, leaves: LeafRow[], branches: BranchRow[]): void {
-  const t = compactedTables(gen);
+/** Writes surviving branches into the compacted table of generation `gen`, in one transaction. */
+export function writeCompacted(db: Connection, gen: number, branches: BranchRow[]): void {
+  const table = compactedTable(gen);
   writeTransaction(db, "copying the survivors of pruned shards", () => {
-    for (const l of leaves) insertLeaf(db, t, l);
-    for (const b of branches) insertBranch(db, t, b);
+    for (const b of branches) insertBranch(db, table, b);
   });
 }
 
@@ -139,20 +166,25 @@ export function swapShards(db: Connection, plan: PrunePlan): void {
     if (plan.compactThrough >= 0) {
       setMeta(db, "compact_gen", plan.gen);
       setMeta(db, "compact_through", plan.compactThrough);
-      dropNodeTables(db, compactedTables(old));
+      dropBranchTable(db, compactedTable(old));
       for (const id of plan.dropShards) {
-        dropNodeTables(db, shardTables(id));
+        dropBranchTable(db, shardTable(id));
         sql(db, "DELETE FROM shards WHERE id = ?").run(id);
       }
     } else {
-      dropNodeTables(db, compactedTables(plan.gen));
+      dropBranchTable(db, compactedTable(plan.gen));
     }
   });
   forgetStatements(db);
 }
 
-/** Returns up to `pages` free pages to the file system; returns how many remain free. */
+/**
+ * Returns up to `pages` free pages to the file system; returns how many remain free. Once none remain, the WAL is
+ * checkpointed (without waiting for anyone), which is when the database file itself shrinks.
+ */
 export function reclaim(db: Connection, pages = 2048): number {
   retryBusy(db, "returning free pages", () => db.pragma(`incremental_vacuum(${pages})`));
-  return db.pragma("freelist_count", { simple: true }) as number;
+  const free = db.pragma("freelist_count", { simple: true }) as number;
+  if (free === 0) db.pragma("wal_checkpoint(PASSIVE)");
+  return free;
 }

@@ -4,8 +4,8 @@
  */
 import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
-import { recordRollback } from "./meta.js";
-import { compactedTables, dropNodeTables, shardTables } from "./shards.js";
+import { metaNumber, recordRollback } from "./meta.js";
+import { compactedTable, dropBranchTable, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { writeTransaction } from "./write-errors.js";
 
@@ -25,11 +25,12 @@ export function rollbackStore(db: Connection, version: number): number {
     }
     recordRollback(db, version);
     const removed = sql(db, "DELETE FROM versions WHERE version > ?").run(version).changes;
-    sql(db, "DELETE FROM kv WHERE version > ?").run(version);
+    sql(db, "DELETE FROM leaves WHERE version > ?").run(version);
+    sql(db, "DELETE FROM version_ops WHERE version > ?").run(version);
     if (version === 0) {
-      for (const id of sql(db, "SELECT id FROM shards").pluck().all() as number[]) dropNodeTables(db, shardTables(id));
-      const gens = sql(db, "SELECT value FROM meta WHERE name = 'compact_gen'").pluck().all() as number[];
-      for (const g of gens) dropNodeTables(db, compactedTables(g));
+      for (const id of sql(db, "SELECT id FROM shards").pluck().all() as number[]) dropBranchTable(db, shardTable(id));
+      const gen = metaNumber(db, "compact_gen");
+      if (gen !== undefined) dropBranchTable(db, compactedTable(gen));
       sql(db, "DELETE FROM shards").run();
       sql(db, "DELETE FROM meta WHERE name NOT IN ('shard_size', 'rollbacks') AND name NOT LIKE 'rollback\\_%' ESCAPE '\\'").run();
       return removed;
@@ -38,9 +39,7 @@ export function rollbackStore(db: Connection, version: number): number {
     // kept versions recreates them, and the next checkpoint writes them again under the same keys.
     const base = store.replayBase(version)?.version ?? 0;
     for (const id of sql(db, "SELECT id FROM shards WHERE last > ?").pluck().all(base) as number[]) {
-      const t = shardTables(id);
-      sql(db, `DELETE FROM ${t.log} WHERE version > ?`).run(version);
-      sql(db, `DELETE FROM ${t.branch} WHERE version > ?`).run(base);
+      sql(db, `DELETE FROM ${shardTable(id)} WHERE version > ?`).run(base);
     }
     return removed;
   });

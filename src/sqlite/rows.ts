@@ -15,29 +15,20 @@ export interface VersionRow {
   ops: number;
 }
 
-/** What a log row records about one operation of a version. */
-export const enum OpKind {
-  Delete = 0,
-  /** A set whose leaf is in the committed tree; the row carries the leaf hash. */
-  Leaf = 1,
-  /** A set replaced or removed later in the same version: needed to replay the tree's shape exactly. */
-  Transient = 2,
-}
-
-/** One operation of a version, in order: `seq` = LEAF_BASE + its index. */
-export interface LogRow {
-  seq: number;
-  key: Uint8Array;
-  kind: OpKind;
-  hash: Uint8Array | null;
-}
-
-/** A stored leaf: its node key, key and hash (its value lives in the value rows). */
+/** A stored leaf as the tree sees it: its node key (version, LEAF_BASE + id), key and hash. */
 export interface LeafRow {
   version: number;
-  seq: number;
+  id: number;
   key: Uint8Array;
   hash: Uint8Array;
+}
+
+/** A leaves row a version writes: the leaf of a set (hash and value), or a removal (both null). */
+export interface LeafWrite {
+  id: number;
+  key: Uint8Array;
+  hash: Uint8Array | null;
+  value: Uint8Array | null;
 }
 
 /** A stored branch node. */
@@ -57,14 +48,18 @@ export interface BranchRow {
 /** What one version writes, in one transaction. */
 export interface VersionWrite {
   version: VersionRow;
-  log: LogRow[];
-  kv: Array<{ key: Uint8Array; value: Uint8Array | null }>;
+  /** One row per key changed, ids in the order of the operations that made them. */
+  leaves: LeafWrite[];
+  /** The id of the version's first leaves row (the next free id when it changed nothing). */
+  firstLeaf: number;
+  /** Every operation in order, packed (version-ops.ts). */
+  ops: Uint8Array;
   branches: BranchRow[];
 }
 
 /** Rows of an import batch: leaves with their values, and branches, of any versions. */
 export interface ImportBatch {
-  leaves: Array<LeafRow & { value: Uint8Array }>;
+  leaves: Array<LeafWrite & { version: number }>;
   branches: BranchRow[];
 }
 

@@ -6,8 +6,9 @@
 import { IavlError } from "../base/errors.js";
 import { sql, forgetStatements, type Connection, type Statement } from "./connection.js";
 import { metaNumber, rollbackCount, rolledBackSince } from "./meta.js";
-import { blob, toVersionRow, VERSION_COLUMNS, type BranchRow, type LeafRow, type LogRow, type OpKind, type VersionRow } from "./rows.js";
-import { compactedTables, shardOf, shardTables, type NodeTables } from "./shards.js";
+import { blob, toVersionRow, VERSION_COLUMNS, type BranchRow, type LeafRow, type VersionRow } from "./rows.js";
+import { compactedTable, shardOf, shardTable } from "./shards.js";
+import { unpackOps, type PackedOp } from "./version-ops.js";
 
 type Row = unknown[];
 
@@ -21,12 +22,21 @@ export interface ReplayBase {
 /** Whether a version a reader began on is still the one it read: kept, pruned since, or replaced by a rollback. */
 export type VersionState = "kept" | "pruned" | "rolled-back";
 
+/** The operations of a version, and the id of the first leaves row they made. */
+export interface VersionOps {
+  firstLeaf: number;
+  ops: PackedOp[];
+}
+
 /** Reads of a store file. */
 export class StoreReader {
   readonly shardSize: number;
   private readonly valueAtStmt: Statement;
   private readonly versionStmt: Statement;
   private readonly stateStmt: Statement;
+  private readonly leafStmt: Statement;
+  /** Branch lookups by table name. */
+  private branchStmts = new Map<string, Statement>();
 
   /** Versions up to `through` have their node rows in the compacted tables of generation `gen`. */
   private layout = { gen: 0, through: -1 };
@@ -34,7 +44,8 @@ export class StoreReader {
   constructor(readonly db: Connection) {
     this.shardSize = metaNumber(db, "shard_size") ?? 1000;
     this.reloadLayout();
-    this.valueAtStmt = db.prepare("SELECT value FROM kv WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
+    this.valueAtStmt = db.prepare("SELECT value FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
+    this.leafStmt = db.prepare("SELECT version, key, hash FROM leaves WHERE id = ?").raw();
     this.versionStmt = db.prepare(`SELECT ${VERSION_COLUMNS} FROM versions WHERE version = ?`).raw();
     this.stateStmt = db.prepare("SELECT (SELECT 1 FROM versions WHERE version = ?), (SELECT value FROM meta WHERE name = 'rollbacks')").raw();
   }
@@ -130,7 +141,7 @@ export class StoreReader {
 
   /** A stored branch. */
   branch(version: number, seq: number): BranchRow | undefined {
-    const r = this.lookup(version, "branch", (t) => `SELECT key, height, size, hash, left_version, left_seq, right_version, right_seq FROM ${t} WHERE version = ? AND seq = ?`, (s) => s.get(version, seq) as Row | undefined);
+    const r = this.lookup(version, (s) => s.get(version, seq) as Row | undefined);
     if (r === undefined) return undefined;
     return {
       version,
@@ -146,24 +157,36 @@ export class StoreReader {
     };
   }
 
-  /** A stored leaf: its key and hash. */
-  leaf(version: number, seq: number): LeafRow | undefined {
-    const r = this.lookup(version, "log", (t) => `SELECT key, hash FROM ${t} WHERE version = ? AND seq = ?`, (s) => s.get(version, seq) as Row | undefined);
-    if (r === undefined || r[1] === null) return undefined;
-    return { version, seq, key: blob(r[0]), hash: blob(r[1]) };
+  /** The stored leaf of `version` in leaves row `id`: its key and hash (undefined for a removal or another version). */
+  leaf(version: number, id: number): LeafRow | undefined {
+    const r = this.leafStmt.get(id) as Row | undefined;
+    if (r === undefined || r[0] !== version || r[2] === null) return undefined;
+    return { version, id, key: blob(r[1]), hash: blob(r[2]) };
   }
 
-  /** The log of `version`, in operation order. */
-  log(version: number): LogRow[] {
-    const rows = this.lookup(version, "log", (t) => `SELECT seq, key, kind, hash FROM ${t} WHERE version = ? ORDER BY seq`, (s) => {
-      const all = s.all(version) as Row[];
-      return all.length > 0 ? all : undefined;
-    });
-    return (rows ?? []).map((r) => ({ seq: r[0] as number, key: blob(r[1]), kind: r[2] as OpKind, hash: r[3] === null ? null : blob(r[3]) }));
+  /** The hashes of leaves rows `first` … `first + count − 1` (a version's rows), by id; removals have none. */
+  leafHashes(first: number, count: number): Map<number, Uint8Array> {
+    const out = new Map<number, Uint8Array>();
+    if (count === 0) return out;
+    for (const r of sql(this.db, "SELECT id, hash FROM leaves WHERE id >= ? AND id < ?").raw().iterate(first, first + count) as Iterable<Row>) {
+      if (r[1] !== null) out.set(r[0] as number, blob(r[1]));
+    }
+    return out;
+  }
+
+  /** The operations of `version` in order, or undefined when they are no longer kept. */
+  ops(version: number): VersionOps | undefined {
+    const r = sql(this.db, "SELECT first_leaf, ops FROM version_ops WHERE version = ?").raw().get(version) as Row | undefined;
+    return r === undefined ? undefined : { firstLeaf: r[0] as number, ops: unpackOps(blob(r[1]), version) };
+  }
+
+  /** The id the next leaves row gets. */
+  nextLeafId(): number {
+    return ((sql(this.db, "SELECT max(id) FROM leaves").pluck().get() as number | null) ?? 0) + 1;
   }
 
   /**
-   * `[key, value, rowVersion]` as of `version`, in key order: for each key the newest row at or before `version`.
+   * `[key, value, rowVersion, rowId]` as of `version`, in key order: for each key the newest row at or before `version`.
    * Rows come in pages of bounded size, each its own statement run through `read` (which may check that the version
    * is still whole), so that no read snapshot stays open between pages.
    */
@@ -173,23 +196,27 @@ export class StoreReader {
     end: Uint8Array | undefined,
     reverse: boolean,
     read: <T>(fn: () => T) => T = (fn) => fn(),
-  ): Generator<[key: Uint8Array, value: Uint8Array, rowVersion: number]> {
+  ): Generator<[key: Uint8Array, value: Uint8Array, rowVersion: number, rowId: number]> {
     // Whole-tree scans (export, verify) take larger pages.
     const page = start === undefined && end === undefined ? 2048 : 256;
     let lower = start;
     let upper = end;
     let first = true;
     for (;;) {
-      // SQLite takes the bare `value` from the row holding max(version) of each group.
+      // The newest row of each key at or before `version`, found in the (key, version) index alone (its bare id is
+      // the max row's), then joined with its value: no other version's value is read.
       const where = ["version <= @version"];
       if (lower !== undefined) where.push(!reverse && !first ? "key > @lower" : "key >= @lower");
       if (upper !== undefined) where.push("key < @upper");
-      const text = `SELECT key, value, max(version) FROM kv WHERE ${where.join(" AND ")} GROUP BY key ORDER BY key ${reverse ? "DESC" : "ASC"} LIMIT ${page}`;
+      const dir = reverse ? "DESC" : "ASC";
+      const text =
+        `SELECT l.key, l.value, l.version, l.id FROM (SELECT id, max(version) FROM leaves WHERE ${where.join(" AND ")} ` +
+        `GROUP BY key ORDER BY key ${dir} LIMIT ${page}) AS m JOIN leaves AS l ON l.id = m.id ORDER BY l.key ${dir}`;
       const params: Record<string, unknown> = { version };
       if (lower !== undefined) params["lower"] = lower;
       if (upper !== undefined) params["upper"] = upper;
       const rows = read(() => sql(this.db, text).raw().all(params) as Row[]);
-      for (const r of rows) if (r[1] !== null) yield [blob(r[0]), blob(r[1]), r[2] as number];
+      for (const r of rows) if (r[1] !== null) yield [blob(r[0]), blob(r[1]), r[2] as number, r[3] as number];
       if (rows.length < page) return;
       const last = blob(rows[rows.length - 1]![0]);
       if (reverse) upper = last;
@@ -198,21 +225,26 @@ export class StoreReader {
     }
   }
 
-  /** Where the node rows of `version` are: a shard, or the compacted tables once pruning (or an import) moved them. */
-  protected tablesFor(version: number): NodeTables {
-    if (version <= this.layout.through) return compactedTables(this.layout.gen);
-    return shardTables(shardOf(version, this.shardSize));
+  /** The branch table holding `version`'s branches: a shard, or the compacted table once pruning (or an import) moved them. */
+  protected tableFor(version: number): string {
+    if (version <= this.layout.through) return compactedTable(this.layout.gen);
+    return shardTable(shardOf(version, this.shardSize));
   }
 
   /**
-   * Runs a node lookup against the right table. When the row or table is missing, the layout may have changed under
-   * us (a prune moved rows and dropped tables): reload it and try once more.
+   * Runs a branch lookup against the right table. When the row or table is missing, the layout may have changed
+   * under us (a prune moved rows and dropped tables): reload it and try once more.
    */
-  private lookup<T>(version: number, table: keyof NodeTables, text: (table: string) => string, run: (s: Statement) => T | undefined): T | undefined {
+  private lookup<T>(version: number, run: (s: Statement) => T | undefined): T | undefined {
     for (let attempt = 0; ; attempt++) {
-      const name = this.tablesFor(version)[table];
+      const table = this.tableFor(version);
       try {
-        const r = run(sql(this.db, text(name)).raw());
+        let s = this.branchStmts.get(table);
+        if (s === undefined) {
+          s = this.db.prepare(`SELECT key, height, size, hash, left_version, left_seq, right_version, right_seq FROM ${table} WHERE version = ? AND seq = ?`).raw();
+          this.branchStmts.set(table, s);
+        }
+        const r = run(s);
         if (r !== undefined || attempt > 0) return r;
       } catch (e) {
         if (!/no such table/.test((e as Error).message) || attempt > 0) throw e;
@@ -227,6 +259,7 @@ export class StoreReader {
     const through = metaNumber(this.db, "compact_through") ?? -1;
     if (gen === this.layout.gen && through === this.layout.through) return false;
     this.layout = { gen, through };
+    this.branchStmts = new Map();
     forgetStatements(this.db);
     return true;
   }

@@ -5,13 +5,23 @@
 import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
 import { initMeta, setMeta } from "./meta.js";
-import type { ImportBatch, VersionRow, VersionWrite } from "./rows.js";
-import { compactedTables, createNodeTables, createShard, insertBranch, insertLeaf, insertLog, shardOf, shardTables, type NodeTables } from "./shards.js";
+import type { ImportBatch, LeafWrite, VersionRow, VersionWrite } from "./rows.js";
+import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { writeTransaction } from "./write-errors.js";
 
-/** The compacted generation an import writes every node into, whatever version range the nodes span. */
+/** The compacted generation an import writes every branch into, whatever version range the nodes span. */
 const IMPORT_GEN = 1;
+
+/** Writes a leaves row of `version`. */
+export function insertLeaf(db: Connection, version: number, l: LeafWrite): void {
+  sql(db, "INSERT INTO leaves (id, version, key, hash, value) VALUES (?, ?, ?, ?, ?)").run(l.id, version, l.key, l.hash, l.value);
+}
+
+/** Writes the packed operations of `version`. */
+export function insertOps(db: Connection, version: number, firstLeaf: number, ops: Uint8Array): void {
+  sql(db, "INSERT INTO version_ops (version, first_leaf, ops) VALUES (?, ?, ?)").run(version, firstLeaf, ops);
+}
 
 /** Writes of a store file. */
 export class StoreWriter extends StoreReader {
@@ -27,45 +37,41 @@ export class StoreWriter extends StoreReader {
     initMeta(db, "shard_size", shardSize);
   }
 
-  /** Writes one version atomically: its log, values, branches (at a checkpoint) and, last, its commit row. */
+  /** Writes one version atomically: its leaves rows, its operations, branches (at a checkpoint) and, last, its commit row. */
   writeVersion(w: VersionWrite): void {
     const v = w.version.version;
     writeTransaction(this.db, `committing version ${v}`, () => {
       const latest = (sql(this.db, "SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
       if (latest >= v) throw new IavlError("CORRUPT", `version ${v} is already stored`);
-      const logTables = this.shard(v);
-      for (const r of w.log) insertLog(this.db, logTables, v, r);
-      const kv = sql(this.db, "INSERT OR REPLACE INTO kv (key, version, value) VALUES (?, ?, ?)");
-      for (const r of w.kv) kv.run(r.key, v, r.value);
+      for (const l of w.leaves) insertLeaf(this.db, v, l);
+      insertOps(this.db, v, w.firstLeaf, w.ops);
       for (const b of w.branches) insertBranch(this.db, this.shard(b.version), b);
       this.commitRow(w.version);
     });
   }
 
   /**
-   * Writes rows of an import in one transaction: leaves (with their values) and branches of any versions, all into
-   * one compacted generation, so that a snapshot spanning thousands of versions makes two tables, not a pair per
-   * shard. The import's commit row comes last, through {@link StoreWriter.writeImportCommit}.
+   * Writes rows of an import in one transaction: leaves (with their values) and branches of any versions, the
+   * branches all into one compacted generation, so that a snapshot spanning thousands of versions makes one table,
+   * not one per shard. The import's commit row comes last, through {@link StoreWriter.writeImportCommit}.
    */
   writeImportBatch(b: ImportBatch): void {
-    const t = compactedTables(IMPORT_GEN);
+    const table = compactedTable(IMPORT_GEN);
     writeTransaction(this.db, "importing", () => {
-      createNodeTables(this.db, t);
-      const kv = sql(this.db, "INSERT INTO kv (key, version, value) VALUES (?, ?, ?)");
-      for (const l of b.leaves) {
-        insertLeaf(this.db, t, l);
-        kv.run(l.key, l.version, l.value);
-      }
-      for (const r of b.branches) insertBranch(this.db, t, r);
+      createBranchTable(this.db, table);
+      for (const l of b.leaves) insertLeaf(this.db, l.version, l);
+      for (const r of b.branches) insertBranch(this.db, table, r);
     });
   }
 
-  /** Commits an import: its nodes become the compacted rows of every version up to its own, and its row is written. */
+  /** Commits an import: its branches become the compacted rows of every version up to its own, and its row is written. */
   writeImportCommit(r: VersionRow): void {
     writeTransaction(this.db, "importing", () => {
-      createNodeTables(this.db, compactedTables(IMPORT_GEN));
+      createBranchTable(this.db, compactedTable(IMPORT_GEN));
       setMeta(this.db, "compact_gen", IMPORT_GEN);
       setMeta(this.db, "compact_through", r.version);
+      // Nothing before the imported version is replayed or pruned: its tree is whole in the rows just written.
+      setMeta(this.db, "leaves_pruned_to", r.version);
       this.commitRow(r);
     });
     this.reloadLayout();
@@ -84,13 +90,13 @@ export class StoreWriter extends StoreReader {
     );
   }
 
-  /** The tables of the shard holding `version`, created on first use. */
-  private shard(version: number): NodeTables {
+  /** The branch table of the shard holding `version`, created on first use. */
+  private shard(version: number): string {
     const id = shardOf(version, this.shardSize);
     if (!this.shardsMade.has(id)) {
       createShard(this.db, id, this.shardSize);
       this.shardsMade.add(id);
     }
-    return shardTables(id);
+    return shardTable(id);
   }
 }

@@ -15,7 +15,7 @@ import type { Node } from "../tree/node.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { lockHeld } from "../sqlite/lock.js";
 import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
-import { LEAF_BASE } from "../sqlite/shards.js";
+import { leafSeq } from "../sqlite/shards.js";
 import { branchRow, leafRow } from "../checkpoint/node-rows.js";
 import { openStoreFolder } from "../checkpoint/store-folder.js";
 
@@ -106,15 +106,15 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
   }
 }
 
-/** Node keys for imported nodes: leaves from LEAF_BASE + 1 and branches from 1, per version, in stream order. */
+/** Node keys for imported nodes, in stream order: leaves rows 1, 2, …; branches numbered from 1 per version. */
 class Numbering {
-  private readonly leaves = new Map<number, number>();
+  private leaves = 0;
   private readonly branches = new Map<number, number>();
 
   next(n: Node): number {
-    const m = n.height === 0 ? this.leaves : this.branches;
-    const seq = (m.get(n.version) ?? (n.height === 0 ? LEAF_BASE : 0)) + 1;
-    m.set(n.version, seq);
+    if (n.height === 0) return leafSeq(++this.leaves);
+    const seq = (this.branches.get(n.version) ?? 0) + 1;
+    this.branches.set(n.version, seq);
     return seq;
   }
 }
@@ -124,7 +124,7 @@ function toRows(batch: Node[], numbering: Numbering): ImportBatch {
   const rows: ImportBatch = { leaves: [], branches: [] };
   for (const n of batch) {
     n.seq = numbering.next(n);
-    if (n.height === 0) rows.leaves.push({ ...leafRow(n), value: n.value! });
+    if (n.height === 0) rows.leaves.push({ ...leafRow(n), value: n.value ?? null });
     else rows.branches.push(branchRow(n));
   }
   return rows;

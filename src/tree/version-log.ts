@@ -1,15 +1,18 @@
 /**
  * What the working version changed, as a store needs it at commit: every operation in order (exact replay needs the
- * order when a key is touched twice), the net change of each key, and the leaf each set key ends with.
+ * order when a key is touched twice), which of them is the last on its key, and the net change of each key.
  * @module
  */
 import { keyId } from "../base/bytes.js";
 import type { Node } from "./node.js";
 
-/** One operation of the working version, in order; `leaf` is the leaf a set created (undefined for a remove). */
+/** One operation of the working version, in order. */
 export interface Op {
   key: Uint8Array;
+  /** The leaf a set created; undefined for a remove. */
   leaf: Node | undefined;
+  /** True while no later operation of the version touched the same key. */
+  last: boolean;
 }
 
 /** The net change of one key in the working version (null = removed). */
@@ -24,28 +27,31 @@ export class VersionLog {
   readonly ops: Op[] = [];
   /** The net change per key, keyed by {@link keyId}. */
   readonly changes = new Map<string, Change>();
-  /** The leaf each key set in this version ends with, keyed by {@link keyId}. */
-  readonly finalLeaves = new Map<string, Node>();
+  /** The index in {@link ops} of each key's last operation. */
+  private readonly lastOp = new Map<string, number>();
 
   /** Records a set of `key` (already copied) to `leaf`. */
   set(key: Uint8Array, leaf: Node): void {
-    const id = keyId(key);
-    this.ops.push({ key, leaf });
-    this.changes.set(id, { key, value: leaf.value ?? null });
-    this.finalLeaves.set(id, leaf);
+    this.record(key, leaf, leaf.value ?? null);
   }
 
   /** Records a removal of `key` (already copied), which was present. */
   remove(key: Uint8Array): void {
-    const id = keyId(key);
-    this.ops.push({ key, leaf: undefined });
-    this.changes.set(id, { key, value: null });
-    this.finalLeaves.delete(id);
+    this.record(key, undefined, null);
   }
 
   /** The net change of `key` in this version, if any. */
   change(key: Uint8Array): Change | undefined {
     return this.changes.get(keyId(key));
+  }
+
+  private record(key: Uint8Array, leaf: Node | undefined, value: Uint8Array | null): void {
+    const id = keyId(key);
+    const before = this.lastOp.get(id);
+    if (before !== undefined) this.ops[before]!.last = false;
+    this.lastOp.set(id, this.ops.length);
+    this.ops.push({ key, leaf, last: true });
+    this.changes.set(id, { key, value });
   }
 }
 
