@@ -18,6 +18,8 @@ import { collectDirty } from "./checkpoint.js";
 import { evict, StoreSource } from "./node-source.js";
 import { RebuiltTrees, rebuildVersion } from "./rebuild.js";
 import { startRead, storedValue, StoreView, type VersionTree } from "./store-view.js";
+import { boundWal } from "../sqlite/wal.js";
+import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
 
 /** Rough bytes a resident node costs (object, key, hash), to turn the memory budget into a node count. */
@@ -59,10 +61,11 @@ export class WorkingSet {
   private nextLeaf: number;
   /** The background writer, with durability "async". */
   private readonly queue: WriteQueue | undefined;
+  private readonly wal: WalCheckpointer;
 
   constructor(
     db: Connection,
-    file: string,
+    private readonly file: string,
     private readonly options: WorkingSetOptions,
   ) {
     this.store = new StoreWriter(db);
@@ -74,7 +77,8 @@ export class WorkingSet {
     this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)));
     this.nextLeaf = this.store.nextLeafId();
     this.opened = this.load();
-    if (options.asyncQueue !== undefined) this.queue = new WriteQueue(file, this.opened.version, options.asyncQueue, options.busyTimeoutMs);
+    this.wal = new WalCheckpointer(file, options.busyTimeoutMs);
+    if (options.asyncQueue !== undefined) this.queue = new WriteQueue(file, this.opened.version, options.asyncQueue, options.busyTimeoutMs, this.wal.shared);
   }
 
   /** Reopen: the last checkpoint, then the log since, checked against the stored root hash. */
@@ -144,7 +148,9 @@ export class WorkingSet {
       };
       if (this.queue !== undefined) this.queue.push(write, changes, dropValues);
       else {
+        boundWal(this.store.db, this.file);
         this.store.writeVersion(write);
+        this.wal.committed();
         dropValues();
       }
     } catch (e) {
@@ -194,9 +200,13 @@ export class WorkingSet {
     await this.queue?.flush();
   }
 
-  /** Lands what is queued and stops the writer thread; the connection is the owner's to close. */
+  /** Lands what is queued and stops the writer and checkpointer threads; the connection is the owner's to close. */
   close(): void {
     this.trees.clear();
-    this.queue?.close();
+    try {
+      this.queue?.close();
+    } finally {
+      this.wal.close();
+    }
   }
 }

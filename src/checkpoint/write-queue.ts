@@ -20,6 +20,8 @@ export const CLOSED = 2;
 export interface WriterThreadData {
   file: string;
   busyTimeoutMs: number;
+  /** The WAL checkpointer's state, to wake it after each version. */
+  walState: SharedArrayBuffer;
   /** Three BigInt64 slots: {@link DURABLE}, {@link FAILED}, {@link CLOSED}. */
   state: SharedArrayBuffer;
   /** Where failures are reported, so that a blocked owner can read them synchronously. */
@@ -58,12 +60,13 @@ export class WriteQueue {
     durable: number,
     private readonly capacity: number,
     busyTimeoutMs: number,
+    walState: SharedArrayBuffer,
   ) {
     const shared = new SharedArrayBuffer(24);
     this.state = new BigInt64Array(shared);
     this.state[DURABLE] = BigInt(durable);
     this.errors = new MessageChannel();
-    const data: WriterThreadData = { file, busyTimeoutMs, state: shared, errors: this.errors.port2 };
+    const data: WriterThreadData = { file, busyTimeoutMs, walState, state: shared, errors: this.errors.port2 };
     this.worker = startWorker(import.meta.url, "writer-thread", { workerData: data, transferList: [this.errors.port2] });
     this.worker.on("error", (e) => {
       this.failure ??= new IavlError("CORRUPT", `the background writer stopped: ${e.message}; versions after ${this.durable} were not stored`, { cause: e });

@@ -8,6 +8,8 @@ import { IavlError, isIavlError } from "../base/errors.js";
 import { openWriter } from "../sqlite/connection.js";
 import type { VersionWrite } from "../sqlite/rows.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
+import { boundWal } from "../sqlite/wal.js";
+import { wakeCheckpointer } from "./wal-checkpointer.js";
 import { CLOSED, DURABLE, FAILED, type WriterFailure, type WriterThreadData } from "./write-queue.js";
 
 const data = workerData as WriterThreadData;
@@ -15,6 +17,7 @@ const data = workerData as WriterThreadData;
 const PATIENCE_MS = 60 * Math.max(data.busyTimeoutMs, 100);
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 const state = new BigInt64Array(data.state);
+const wal = new Int32Array(data.walState);
 const db = openWriter(data.file, "normal", data.busyTimeoutMs);
 const store = new StoreWriter(db);
 
@@ -32,8 +35,10 @@ parentPort!.on("message", (msg: { write?: VersionWrite; close?: true }) => {
   const w = msg.write!;
   try {
     if (Atomics.load(state, FAILED) !== 0n) return;
+    boundWal(db, data.file);
     land(w);
     Atomics.store(state, DURABLE, BigInt(w.version.version));
+    wakeCheckpointer(wal);
   } catch (e) {
     const failure: WriterFailure = { version: w.version.version, message: (e as Error).message, code: e instanceof IavlError ? e.code : undefined };
     data.errors.postMessage(failure);

@@ -43,6 +43,9 @@ export function openWriter(file: string, sync: Sync, busyTimeoutMs = DEFAULT_BUS
   }
   // WAL + NORMAL loses nothing when the process dies (only on power loss); FULL syncs the WAL on every commit.
   db.pragma(`synchronous = ${sync.toUpperCase()}`);
+  // Checkpoints run off the commit path (wal.ts); a WAL started over is cut back to this size.
+  db.pragma("wal_autocheckpoint = 0");
+  db.pragma(`journal_size_limit = ${64 * 2 ** 20}`);
   tune(db, busyTimeoutMs);
   return db;
 }

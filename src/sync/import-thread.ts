@@ -7,6 +7,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { checkpointWal, openWriter, setSync } from "../sqlite/connection.js";
 import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
+import { boundWal } from "../sqlite/wal.js";
 
 const { file } = workerData as { file: string };
 // The store is invisible (in a temporary folder) until the import completes, so nothing needs syncing before the end.
@@ -15,7 +16,10 @@ const store = new StoreWriter(db);
 
 parentPort!.on("message", (msg: { batch?: ImportBatch; commit?: VersionRow; close?: true }) => {
   try {
-    if (msg.batch !== undefined) store.writeImportBatch(msg.batch);
+    if (msg.batch !== undefined) {
+      store.writeImportBatch(msg.batch);
+      boundWal(db, file);
+    }
     if (msg.commit !== undefined) {
       setSync(db, "full");
       store.writeImportCommit(msg.commit);
