@@ -9,13 +9,13 @@
  *    versions (`Tree.import` of the oldest kept version's export, then the 99 later versions committed on top).
  * @module
  */
-import { setTimeout as sleep } from "node:timers/promises";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Tree } from "../src/index.js";
-import { applyToTree, bytesOf, copyDir, gc, load, median, mib, percentile, replay, skip, sum, treeSubject, type Bench } from "./harness.js";
-import { BANK, MIXED, Workload, type Change, type StoreProfile } from "./workload.js";
-
-const SEED = 21;
+import { applyToTree, bytesOf, floorOf, gc, load, median, mib, percentile, replay } from "./harness.js";
+import { scaled, skip, sum, treeSubject, type Bench, type Floor } from "./harness.js";
+import { BANK, MIXED, Workload, type Change } from "./workload.js";
 
 export async function prune(b: Bench): Promise<void> {
   await latency(b);
@@ -25,40 +25,34 @@ export async function prune(b: Bench): Promise<void> {
 
 async function latency(b: Bench): Promise<void> {
   const [history, measured] = [b.q(200, 1_000), b.q(60, 300)];
-  const profiles = MIXED.map((p) => ({
-    ...p,
-    initialSize: b.q(5_000, p.initialSize),
-    changesPerVersion: Math.max(1, Math.round(p.changesPerVersion / 8)),
-    growthPerVersion: (p.growthPerVersion ?? 0) / 8,
-    valueMean: p.valueMean / 10,
-    valueStdDev: p.valueStdDev / 10,
-  }));
-  const names = new Workload(profiles, SEED).storeNames;
+  const profiles = scaled(MIXED, { initialSize: b.q(5_000, 35_000), values: 10, ops: 8 });
+  const names = new Workload(profiles, 21).storeNames;
   const dir = b.dir("prune");
   b.log(`building ${history} versions of the mixed profile (ops ÷8, values ÷10)`);
-  const w = new Workload(profiles, SEED);
-  const build = treeSubject("build", join(dir, "build"), names);
+  const w = new Workload(profiles, 21);
+  const build = treeSubject(join(dir, "build"), names);
   await load(w, [build]);
-  const buildNs = sum((await replay(w, history - 1, [build], undefined, (s) => b.log(s))).ns[0]!);
+  const buildNs = sum((await replay(b, w, history - 1, [build])).ns[0]!);
   build.close();
 
-  const phase = async (withPrune: boolean): Promise<{ ns: number[]; overlapped: boolean[]; ms: number; pruned: number }> => {
+  type Phase = { ns: number[]; overlapped: boolean[]; ms: number; pruned: number };
+  const phase = async (withPrune: boolean): Promise<Phase> => {
     b.log(`${measured} versions ${withPrune ? `while prune(${history}) runs` : "without pruning"}`);
     gc();
-    copyDir(join(dir, "build"), join(dir, String(withPrune)));
-    const s = treeSubject(String(withPrune), join(dir, String(withPrune)), names);
+    const d = join(dir, String(withPrune));
+    cpSync(join(dir, "build"), d, { recursive: true });
+    const s = treeSubject(d, names);
     const r = { overlapped: [] as boolean[], ms: 0, pruned: 0 };
     let running: Promise<void> | undefined;
-    const t = await replay(skip(new Workload(profiles, SEED), history - 1), measured, [s], (_, v) => {
+    const t = await replay(b, skip(new Workload(profiles, 21), history - 1), measured, [s], (_, v) => {
       r.overlapped.push(running !== undefined);
       // Started once the first measured version is committed, so that `history` is not the latest version.
-      if (withPrune && v === 0) {
-        const t0 = performance.now();
-        running = (async () => {
-          for (const tree of s.trees) r.pruned += (await tree.prune(history)).pruned;
-          r.ms = performance.now() - t0;
-        })().finally(() => (running = undefined));
-      }
+      if (!withPrune || v !== 0) return;
+      const t0 = performance.now();
+      running = (async () => {
+        for (const tree of s.trees) r.pruned += (await tree.prune(history)).pruned;
+        r.ms = performance.now() - t0;
+      })().finally(() => (running = undefined));
     });
     await running;
     s.close();
@@ -72,32 +66,32 @@ async function latency(b: Bench): Promise<void> {
   const [a, c] = [during.map((i) => pruned.ns[i]! / 1e6), during.map((i) => base.ns[i]! / 1e6)];
   const floor = "same versions, same store copy, no prune";
   const label = `while prune(${history}) runs, mixed (ops ÷8, values ÷10)`;
-  const note = `${idx.length} of ${measured} versions committed while the prune ran (${(pruned.ms / 1000).toFixed(1)} s, ${pruned.pruned} version rows over 3 stores)${during === idx ? "" : "; too few, so all versions are compared"}`;
-  b.row({ name: `commit latency p50 ${label}`, value: percentile(a, 0.5), unit: "ms", floor, floorValue: percentile(c, 0.5), note });
-  b.row({ name: `commit latency p99 ${label}`, value: percentile(a, 0.99), unit: "ms", floor, floorValue: percentile(c, 0.99), target: 1.25 });
-  b.row({ name: `prune of ${history} versions × 3 stores, in the background`, value: pruned.ms / 1000, unit: "s", floor: `the commits that built those ${history} versions`, floorValue: buildNs / 1e9, note: `context; median commit ${median(a).toFixed(1)} ms while pruning vs ${median(c).toFixed(1)} ms` });
+  const note = `${idx.length} of ${measured} versions committed while the prune ran (${(pruned.ms / 1e3).toFixed(1)} s, ` +
+    `${pruned.pruned} version rows, 3 stores)${during === idx ? "" : "; too few, so all versions are compared"}`;
+  const p = (q: number): [number, "ms", Floor] => [percentile(a, q), "ms", floorOf(floor, percentile(c, q))];
+  b.row(`commit latency p50 ${label}`, ...p(0.5), { note });
+  b.row(`commit latency p99 ${label}`, ...p(0.99), { target: 1.25 });
+  b.row(`prune of ${history} versions × 3 stores, in the background`, pruned.ms / 1000, "s",
+    floorOf(`the commits that built those ${history} versions`, buildNs / 1e9),
+    { note: `context; median commit ${median(a).toFixed(1)} ms while pruning, ${median(c).toFixed(1)} ms without` });
 }
 
 async function size(b: Bench): Promise<void> {
   const [versions, every, keep] = [b.q(500, 5_000), b.q(50, 250), 100];
-  const profile: StoreProfile = { ...BANK, initialSize: 10_000, changesPerVersion: 50, growthPerVersion: 0 };
   const dir = b.dir("prune-size");
   b.log(`${versions} versions with keepRecent ${keep}`);
-  const w = new Workload([profile], SEED + 1);
-  const s = treeSubject("store", dir, w.storeNames, { keepRecent: keep });
-  const store = join(dir, w.storeNames[0]!);
-  const tree = s.trees[0]!;
+  const w = new Workload([{ ...BANK, initialSize: 10_000, changesPerVersion: 50, growthPerVersion: 0 }], 22);
+  const s = treeSubject(dir, w.storeNames, { keepRecent: keep });
+  const [store, tree] = [join(dir, w.storeNames[0]!), s.trees[0]!];
   await load(w, [s]);
   const recent: Change[][] = [];
   const series: Array<[number, number]> = [];
-  await replay(w, versions - 1, [s], (groups) => {
-    recent.push(groups[0]!);
-    if (recent.length > keep) recent.shift();
+  await replay(b, w, versions - 1, [s], (groups) => {
+    if (recent.push(groups[0]!) > keep) recent.shift();
     if (tree.version % every === 0) series.push([tree.version, bytesOf(store)]);
-  }, (m) => b.log(m));
+  });
   const [latest, hash] = [tree.version, tree.hash];
-  // Settle what the policy left running, and prune to exactly `keep` versions.
-  await tree.prune(latest - keep);
+  await tree.prune(latest - keep); // settles what the policy left running, to exactly `keep` versions
   const kept = tree.versions().length;
   s.close();
   await sleep(200); // the pruner's worker lets go of the file
@@ -107,13 +101,18 @@ async function size(b: Bench): Promise<void> {
   const fresh = join(dir, "fresh");
   const src = Tree.open(store);
   const view = src.at(oldest);
-  const t = await Tree.import(fresh, view.export(), { version: oldest, expectedHash: view.hash }).finally(() => src.close());
+  const t = await Tree.import(fresh, view.export(), { version: oldest, expectedHash: view.hash });
+  src.close();
   for (const changes of recent.slice(1)) applyToTree(t, changes), t.commit();
-  if (t.version !== latest || Buffer.compare(t.hash, hash) !== 0) throw new Error("bench: the fresh store does not end at the pruned store's hash");
+  if (t.version !== latest || Buffer.compare(t.hash, hash) !== 0) throw new Error("bench: the fresh store differs");
   t.close();
 
   const half = series[Math.floor((series.length - 1) / 2)]!;
-  const secondHalfMax = Math.max(...series.filter(([v]) => v >= half[0]).map(([, n]) => n));
-  b.row({ name: `store size after ${versions.toLocaleString("en-US")} versions, keepRecent ${keep} (${kept} kept)`, value: mib(finalBytes), unit: "MiB", floor: `fresh store of the same ${keep} versions (import of v${oldest} + ${keep - 1} commits)`, floorValue: mib(bytesOf(fresh)), target: 2, note: "store folders after close" });
-  b.row({ name: `levels off: largest size in v${half[0]}–v${latest} against the size at v${half[0]}`, value: mib(secondHalfMax), unit: "MiB", floor: `size at v${half[0]}`, floorValue: mib(half[1]), target: 1.25, note: `folder size (database + WAL) every ${every} versions, MiB: ${series.map(([v, n]) => `v${v} ${mib(n).toFixed(1)}`).join(", ")}` });
+  const secondHalf = series.filter(([v]) => v >= half[0]).map(([, n]) => n);
+  const freshFloor = floorOf(`fresh store of the same ${keep} versions (import + ${keep - 1} commits)`, mib(bytesOf(fresh)));
+  const name = `store size after ${versions} versions, keepRecent ${keep} (${kept} kept)`;
+  b.row(name, mib(finalBytes), "MiB", freshFloor, { target: 2, note: "store folders after close" });
+  const note = `store folder every ${every} versions, MiB: ${series.map(([v, n]) => `v${v} ${mib(n).toFixed(1)}`).join(", ")}`;
+  b.row(`levels off: largest size in v${half[0]}–v${latest} against the size at v${half[0]}`, mib(Math.max(...secondHalf)),
+    "MiB", floorOf(`size at v${half[0]}`, mib(half[1])), { target: 1.25, note });
 }

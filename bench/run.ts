@@ -17,23 +17,24 @@ import { prune } from "./prune.js";
 import { readers } from "./readers.js";
 import { stateSync } from "./state-sync.js";
 
-const SECTIONS: Record<string, (b: Bench) => Promise<void>> = { core, persistent, mixed, prune, readers, "state-sync": stateSync, multi };
+const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
+  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi,
+};
+const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(SECTIONS).join(",")}] [--profile <section>]`;
 
-function parse(argv: string[]): { quick: boolean; only: string[]; profile: string | undefined } {
-  const out = { quick: false, only: Object.keys(SECTIONS), profile: undefined as string | undefined };
+function parse(argv: string[]): { quick: boolean; only: string[]; profile?: string } {
+  const out: ReturnType<typeof parse> = { quick: false, only: Object.keys(SECTIONS) };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined];
     const value = (): string => inline ?? argv[++i] ?? "";
     if (flag === "--quick") out.quick = true;
-    else if (flag === "--only") out.only = value().split(",").map((s) => s.trim()).filter((s) => s !== "");
+    else if (flag === "--only") out.only = value().split(",").filter((s) => s !== "");
     else if (flag === "--profile") out.profile = value();
-    else if (flag === "--help" || flag === "-h") {
-      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${Object.keys(SECTIONS).join(",")}] [--profile <section>]\n`);
-      process.exit(0);
-    } else throw new Error(`unknown argument ${argv[i]} (try --help)`);
+    else if (flag === "--help" || flag === "-h") process.stdout.write(`${usage}\n`), process.exit(0);
+    else throw new Error(`unknown argument ${argv[i]}\n${usage}`);
   }
   const unknown = [...out.only, ...(out.profile === undefined ? [] : [out.profile])].filter((n) => !(n in SECTIONS));
-  if (unknown.length > 0 || out.only.length === 0) throw new Error(`unknown or missing section ${unknown.join(", ")}; known: ${Object.keys(SECTIONS).join(", ")}`);
+  if (unknown.length > 0 || out.only.length === 0) throw new Error(`unknown section ${unknown.join(", ")}\n${usage}`);
   return out;
 }
 
@@ -61,27 +62,24 @@ try {
 }
 const bench = new Bench(args.quick);
 process.once("exit", () => bench.cleanup(true));
-if (!bench.info.gcExposed) bench.notes.push("node ran without --expose-gc: no full GC between phases");
+if (typeof globalThis.gc !== "function") bench.notes.push("node ran without --expose-gc: no full GC between phases");
 const t0 = performance.now();
-try {
-  for (const name of args.only) {
-    bench.section = name;
-    const t = performance.now();
-    const run = (): Promise<void> => SECTIONS[name]!(bench);
-    try {
-      await (args.profile === name ? profiled(name, run) : run());
-    } catch (e) {
-      // One broken section must not hide the others' figures; it still fails the run.
-      bench.note(`FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-      process.exitCode = 1;
-    }
-    bench.log(`done in ${((performance.now() - t) / 1000).toFixed(0)} s`);
-    bench.cleanup();
-    gc();
+for (const name of args.only) {
+  bench.section = name;
+  const t = performance.now();
+  const run = (): Promise<void> => SECTIONS[name]!(bench);
+  try {
+    await (args.profile === name ? profiled(name, run) : run());
+  } catch (e) {
+    // One broken section must not hide the others' figures; it still fails the run.
+    bench.note(`FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    process.exitCode = 1;
   }
-} finally {
-  bench.notes.push(`run took ${((performance.now() - t0) / 60_000).toFixed(1)} min`);
-  process.stdout.write(`${bench.table()}\n`);
-  bench.write();
+  bench.log(`done in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+  bench.cleanup(false);
+  gc();
 }
+bench.notes.push(`the run took ${((performance.now() - t0) / 60_000).toFixed(1)} min`);
+process.stdout.write(`${bench.table()}\n`);
+bench.write();
 if (bench.rows.some((r) => r.pass === false)) process.exitCode = 1;

@@ -216,18 +216,20 @@ export class Workload {
     if (profiles.length === 0) throw new RangeError("at least one store profile is required");
     for (const p of profiles) {
       const counts = [p.initialSize, p.changesPerVersion, p.growthPerVersion ?? 0, p.keyMean, p.valueMean];
-      if (counts.some((x) => !(x >= 0)) || !Number.isInteger(p.initialSize) || !Number.isInteger(p.changesPerVersion) || !(p.deleteFraction >= 0 && p.deleteFraction <= 1)) {
-        throw new RangeError(`profile ${p.name}: sizes and counts must be non-negative (integers where counted), deleteFraction in [0, 1]`);
+      const integers = Number.isInteger(p.initialSize) && Number.isInteger(p.changesPerVersion);
+      if (counts.some((x) => !(x >= 0)) || !integers || !(p.deleteFraction >= 0 && p.deleteFraction <= 1)) {
+        throw new RangeError(`profile ${p.name}: counts must be non-negative integers, deleteFraction in [0, 1]`);
       }
     }
+    if (new Set(profiles.map((p) => p.name)).size !== profiles.length) throw new RangeError("duplicate store name");
     this.rng = new Rng(seed);
     // Byte order of the name, like the Go B-tree keyed by store key.
-    this.stores = profiles.map((p) => ({ profile: { ...p }, keys: [], hashes: [], index: new Map(), growthAcc: 0 })).sort((x, y) => (x.profile.name < y.profile.name ? -1 : x.profile.name > y.profile.name ? 1 : 0));
-    if (new Set(profiles.map((p) => p.name)).size !== profiles.length) throw new RangeError("duplicate store name");
+    const byName = (x: Store, y: Store): number => (x.profile.name < y.profile.name ? -1 : x.profile.name > y.profile.name ? 1 : 0);
+    this.stores = profiles.map((p) => ({ profile: { ...p }, keys: [], hashes: [], index: new Map(), growthAcc: 0 })).sort(byName);
     this.rng.fill(this.pool);
   }
 
-  /** Continues a stored chain: adopts each store's live keys in place of the initial load; nextVersion() goes on from `version`. */
+  /** Continues a stored chain: adopts its stores' live keys instead of the initial load, and goes on from `version`. */
   resume(version: number, live: ReadonlyMap<string, Iterable<Uint8Array>>): void {
     if (this.initialState !== "pending") throw new Error("resume() must come before any version is generated");
     for (const [name, keys] of live) for (const k of keys) this.add(this.store(name), k, keyHash(k));
@@ -285,8 +287,12 @@ export class Workload {
    * version and leaves the accumulators alone (growTo uses it to land exactly on its target).
    */
   nextVersion(growthOverride?: number): Change[] {
-    if (this.initialState !== "done" && this.stores.some((s) => s.profile.initialSize > 0)) throw new Error("run initial() to completion before nextVersion()");
-    if (growthOverride !== undefined && !(Number.isInteger(growthOverride) && growthOverride >= 0)) throw new RangeError(`growthOverride must be a non-negative integer, got ${growthOverride}`);
+    if (this.initialState !== "done" && this.stores.some((s) => s.profile.initialSize > 0)) {
+      throw new Error("run initial() to completion before nextVersion()");
+    }
+    if (growthOverride !== undefined && !(Number.isInteger(growthOverride) && growthOverride >= 0)) {
+      throw new RangeError(`growthOverride must be a non-negative integer, got ${growthOverride}`);
+    }
     this.initialState = "done";
     this.versionNo++;
     const todos: Todo[] = this.stores.map((store) => {
@@ -397,10 +403,11 @@ export const DEFAULT_GROWTH_PER_VERSION = 160;
  * creates, one version), then normal versions whose last one's growth is cut to land on the target (with
  * initialSize 0, early deletes become creates and the last version may overshoot).
  */
-export function* growTo(profile: StoreProfile, targetKeys: number, seed: number, options: GrowOptions = {}): Generator<Change[], void, undefined> {
-  if (!Number.isInteger(targetKeys) || targetKeys < 0) throw new RangeError(`targetKeys must be a non-negative integer, got ${targetKeys}`);
+export function* growTo(profile: StoreProfile, targetKeys: number, seed: number, options: GrowOptions = {}): Generator<Change[]> {
+  if (!Number.isInteger(targetKeys) || targetKeys < 0) throw new RangeError(`targetKeys must be an integer >= 0, got ${targetKeys}`);
   const growth = options.growthPerVersion ?? profile.growthPerVersion ?? DEFAULT_GROWTH_PER_VERSION;
-  const p = { ...profile, initialSize: Math.min(profile.initialSize, targetKeys), changesPerVersion: options.changesPerVersion ?? profile.changesPerVersion, growthPerVersion: growth };
+  const changesPerVersion = options.changesPerVersion ?? profile.changesPerVersion;
+  const p = { ...profile, initialSize: Math.min(profile.initialSize, targetKeys), changesPerVersion, growthPerVersion: growth };
   if (!(growth > 0) && targetKeys > p.initialSize) throw new RangeError("growthPerVersion must be > 0 to grow past initialSize");
   const w = new Workload([p], seed);
   yield [...w.initial()];
