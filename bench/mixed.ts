@@ -14,7 +14,7 @@
  *   `flush()` after each window's last version inside the time, against the floors of the same versions.
  * @module
  */
-import { cpSync } from "node:fs";
+import { cpSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { OpenOptions } from "../src/index.js";
 import { bytesOf, fasterPlain, floorOf, gc, int, LAYOUTS, layoutFile, load, mib, perLayout, Plain } from "./harness.js";
@@ -88,6 +88,8 @@ export async function mixed(b: Bench): Promise<void> {
     floorOf("plain rowid (key, version, value) tables of the kept rows, vacuumed", mib(keptBytes)),
     { target: 2, note: `${keptVersions} versions kept; the store folders with their WAL, open, after a prune` });
 
+  // Only the async copy is needed from here on; the rest would take as much disk again as it grows.
+  for (const f of readdirSync(dir)) if (f !== "async") rmSync(join(dir, f), { recursive: true, force: true });
   gc();
   b.log(`${versions} versions, durability async`);
   const a = treeSubject(join(dir, "async"), names, { durability: "async", keepRecent: keep });
