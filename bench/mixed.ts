@@ -49,7 +49,9 @@ export async function mixed(b: Bench): Promise<void> {
     db.exec(`ATTACH '${floors[0]!.plains[i]!.db.name}' AS p; CREATE TEMP TABLE last (key BLOB PRIMARY KEY, version)`);
     const ins = db.prepare("INSERT INTO temp.last VALUES (?, ?)");
     db.transaction(() => lastChange[i]!.forEach((v, k) => ins.run(Buffer.from(k, "latin1"), v)))();
-    db.exec("INSERT INTO main.kv SELECT key, last.version, value FROM p.kv JOIN temp.last USING (key); DETACH p");
+    const copied = db.prepare("INSERT INTO main.kv SELECT key, last.version, value FROM p.kv JOIN temp.last USING (key)").run();
+    if (copied.changes !== lastChange[i]!.size) throw new Error("bench: the rowid floor and the stream disagree");
+    db.exec("DETACH p");
   });
 
   b.log(`initial load, ${int(profiles[0]!.initialSize)} keys × ${names.length} stores`);
