@@ -1,89 +1,36 @@
 /**
- * The "multi" section: the mixed profile committed through a `MultiTree` (three stores at one version, a commit
- * marker, the Cosmos SDK app hash) beside the same stores as three separate `Tree.open` folders, both against the
- * floor of three plain SQLite tables applying the same changes, all in the same run.
+ * Several stores: the mixed profile (values ÷10) committed through a `MultiTree` (three stores at one version, a
+ * commit marker, the Cosmos SDK app hash) and through three separate `Tree.open` stores, against the plain tables in
+ * both layouts, all fed the same versions, interleaved.
  * @module
  */
 import { join } from "node:path";
 import { MultiTree } from "../src/index.js";
-import { maybeGc, timeNs, type Report } from "./report.js";
-import { applyToTree, byStore, commitVersion, copyStore, countChanges, loadInitial, openPlains, openStores, removeDir, scaleValues, scratchDir, withInitialSize } from "./stores.js";
+import { applyToTree, fasterPlain, int, LAYOUTS, load, perLayout, plainSubject, rate, replay } from "./harness.js";
+import { scaled, treeSubject, type Bench, type Subject } from "./harness.js";
 import { MIXED, Workload } from "./workload.js";
 
-const SECTION = "multi";
-const SEED = 20_251_130;
-
-/** Runs the section; `quick` loads 5,000 keys per store, divides values by 10 and commits 20 versions. */
-export async function runMulti(report: Report, opts: { quick: boolean }): Promise<void> {
-  const profiles = opts.quick ? scaleValues(withInitialSize(MIXED, 5_000), 10) : scaleValues(MIXED, 10);
-  const versions = opts.quick ? 20 : 60;
-  const root = scratchDir(SECTION);
-  try {
-    const names = new Workload(profiles, SEED).storeNames;
-    const template = join(root, "template");
-    report.log(`[${SECTION}] loading ${profiles[0]!.initialSize.toLocaleString("en-US")} keys × ${names.length} stores`);
-    {
-      const trees = openStores(template, names);
-      const plains = openPlains(template, names);
-      loadInitial(new Workload(profiles, SEED), names, trees, plains);
-      for (const t of trees) t.close();
-      for (const p of plains) p.close();
-    }
-    const workload = (): Workload => {
-      const w = new Workload(profiles, SEED);
-      for (const c of w.initial()) void c;
-      return w;
-    };
-    /** Times `versions` versions, each applied by `apply` and committed by `commit`; returns ops/s. */
-    const phase = (apply: (groups: ReturnType<typeof byStore>) => void): number => {
-      maybeGc();
-      const w = workload();
-      let ops = 0;
-      let ns = 0;
-      for (let v = 0; v < versions; v++) {
-        const groups = byStore(names, w.nextVersion());
-        ns += timeNs(() => apply(groups));
-        ops += countChanges(groups);
-      }
-      return ops / (ns / 1e9);
-    };
-
-    report.log(`[${SECTION}] ${versions} versions on plain tables`);
-    const plains = openPlains(template, names);
-    const floor = phase((groups) => groups.forEach((g, i) => plains[i]!.apply(g)));
-    for (const p of plains) p.close();
-
-    report.log(`[${SECTION}] ${versions} versions on three Tree.open stores`);
-    const separate = join(root, "separate");
-    for (const n of names) copyStore(join(template, n), join(separate, n));
-    const trees = openStores(separate, names);
-    const single = phase((groups) => commitVersion(trees, groups));
-    for (const t of trees) t.close();
-
-    report.log(`[${SECTION}] ${versions} versions on a MultiTree`);
-    // The MultiTree gets the same initial load through its own stores, committed as its version 1.
-    const multi = MultiTree.open(join(root, "multi"), { stores: names });
-    for (const c of new Workload(profiles, SEED).initial()) applyToTree(multi.tree(c.store), [c]);
-    multi.commit();
-    const together = phase((groups) => {
-      groups.forEach((g, i) => applyToTree(multi.tree(names[i]!), g));
-      multi.commit();
-    });
-    multi.close();
-
-    const label = `mixed profile (values ÷10), ${versions} versions`;
-    const floorName = "3 plain SQLite kv tables, same changes, 1 tx/store/version";
-    report.add({ section: SECTION, name: `${label}: three Tree.open stores, committed one by one`, value: single, unit: "ops/s", floorName, floorValue: floor });
-    report.add({
-      section: SECTION,
-      name: `${label}: MultiTree (one version for all, marker, app hash)`,
-      value: together,
-      unit: "ops/s",
-      floorName,
-      floorValue: floor,
-      note: `MultiTree against the three separate stores: ${(together / single).toFixed(2)}× their throughput`,
-    });
-  } finally {
-    removeDir(root);
-  }
+export async function multi(b: Bench): Promise<void> {
+  const versions = b.q(20, 60);
+  const profiles = scaled(MIXED, { initialSize: b.q(5_000, 35_000), values: 10 });
+  const w = new Workload(profiles, 20_251_130);
+  const names = w.storeNames;
+  const dir = b.dir("multi");
+  const m = MultiTree.open(join(dir, "multi"), { stores: names });
+  const together: Subject = {
+    put: (i, c) => applyToTree(m.tree(names[i]!), c),
+    commit: () => void m.commit(),
+    close: () => m.close(),
+  };
+  const floors = LAYOUTS.map((l) => plainSubject(dir, names, l));
+  const subjects = [...floors, treeSubject(join(dir, "trees"), names), together];
+  b.log(`loading ${int(profiles[0]!.initialSize)} keys × 3 stores, then ${versions} versions interleaved`);
+  await load(w, subjects);
+  const t = await replay(b, w, versions, subjects);
+  subjects.forEach((s) => s.close());
+  const floor = fasterPlain(perLayout((_, i) => rate(t, i)), "ops/s", "same changes, 1 tx/store/version");
+  const label = `mixed (values ÷10), ${versions} versions`;
+  b.row(`${label}: three Tree.open stores, committed one by one`, rate(t, 2), "ops/s", floor);
+  b.row(`${label}: MultiTree (one version, marker, app hash)`, rate(t, 3), "ops/s", floor,
+    { note: `the MultiTree has ${(rate(t, 3) / rate(t, 2)).toFixed(2)}× the throughput of the separate stores` });
 }

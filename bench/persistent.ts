@@ -1,511 +1,215 @@
 /**
- * The persistent section: `Tree.open` stores against plain SQLite tables measured in the same run.
+ * Persistent stores, `Tree.open` with default options, against plain SQLite tables in both layouts:
  *
- * 1. Grow one store with the BANK profile to 1,000,000 keys (quick: 100,000) in versions of ~2,000 changes, in a
- *    child process (bench/grow-child.ts) fed each version over a pipe, so that the RSS measured is the store's
- *    alone: peak RSS (sampled twice a version) and commit throughput against a plain `kv` table applying the same
- *    changes (in this process, while the child waits).
- * 2. Latest-version `tree.get` and `tree.at(latest − 300).get` against a raw prepared `SELECT value FROM kv WHERE
- *    key = ?` on that plain table (which holds the same keys and values), in interleaved batches of 1,000.
- * 3. The three-store mixed profile (three `Tree.open` folders: bank, lockup, staking) for 100 versions (quick: 30)
- *    after its initial load, durability "normal" and "async" (with the final `flush()` in the time), against three
- *    plain tables, one transaction per store per version.
- * 4. Reopen after 1,000 versions (quick: 200) of ~200 changes since the last checkpoint.
+ * 1. Grow one store with the BANK profile to 1M keys (quick: 100k), ~2,000 changes a version, in a child process so
+ *    that its peak RSS is the store's alone; the plain tables apply each version here while the child waits. Then
+ *    once more with durability "async", for its RSS.
+ * 2. Get at the latest version and at latest − 300 against the same lookup on the plain tables (same keys and
+ *    values), in interleaved batches of 1,000.
+ * 3. Export of the grown tree against a fixed 200,000 nodes/s, and against iterating as many plain rows.
+ * 4. Reopen after 1,000 versions (quick: 200) committed since the last scheduled checkpoint.
  * @module
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, renameSync } from "node:fs";
+import { hash } from "node:crypto";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import { Tree } from "../src/index.js";
-import { equalBytes } from "../src/base/bytes.js";
-import { encodeFrame, type GrowResult } from "./grow-protocol.js";
-import { maybeGc, median, timeNs, type Report } from "./report.js";
-import { applyToTree, byStore, commitVersion, copyStore, countChanges, dirBytes, loadInitial, mib, openPlains, openStores, PlainKv, removeDir, scaleValues, scratchDir, shareGrown, withInitialSize } from "./stores.js";
-import { BANK, growTo, MIXED, Rng, Workload, type Change, type StoreProfile } from "./workload.js";
+import type { GrowResult } from "./child.js";
+import { applyToTree, bytesOf, Child, consume, fasterPlain, floorOf, gc, int, LAYOUTS, layoutFile } from "./harness.js";
+import { layoutSql, median, mib, perLayout, Plain, plainDb, sum, timeNs, type Bench, type Layout } from "./harness.js";
+import { BANK, growTo, Rng, Workload, type Change } from "./workload.js";
 
-const SECTION = "persistent";
-const GROW_SEED = 11;
-const MIXED_SEED = 12;
-const REOPEN_SEED = 13;
-const SAMPLE_SEED = 14;
-const BATCH = 1_000;
-/** The historic read goes this many versions back. */
-const HISTORY_DEPTH = 300;
+const DEPTH = 300; // the historic get reads this many versions back
 
-/** Options of {@link runPersistent}. */
-export interface PersistentOptions {
-  quick: boolean;
+/** A store grown by {@link grow} in `dir/store`, and its plain tables `layoutFile(dir, "plain", layout)`. */
+export interface Grown {
+  dir: string;
+  child: GrowResult;
+  /** Set/remove + commit time in the child of the versions after the initial load, their changes and count. */
+  treeNs: number;
+  ops: number;
+  versions: number;
+  plainNs: Record<Layout, number>;
 }
 
-export async function runPersistent(report: Report, opts: PersistentOptions): Promise<void> {
-  const root = scratchDir(SECTION);
+async function grow(b: Bench, durability: "normal" | "async", withPlains: boolean): Promise<Grown> {
+  const target = b.q(100_000, 1_000_000);
+  // 150 updates + 50 deletes + 50 re-creates + growth a version (quick: 30 + 10 + 10 + …), over DEPTH + 100 versions.
+  const growth = Math.min(1_750, Math.floor((target - BANK.initialSize) / (DEPTH + 100)));
+  const dir = b.dir(`grow-${durability}`, true);
+  b.log(`grow BANK to ${int(target)} keys (+${growth} a version), durability ${durability}, in a child process`);
+  const child = new Child("grow", [join(dir, "store"), durability]);
+  const plains = withPlains ? LAYOUTS.map((l) => new Plain(layoutFile(dir, "plain", l), l)) : [];
+  const g = { dir, treeNs: 0, ops: 0, versions: -1, plainNs: perLayout(() => 0) };
   try {
-    await growAndGet(report, join(root, "grow"), opts.quick);
-    maybeGc();
-    await mixed(report, join(root, "mixed"), opts.quick);
-    maybeGc();
-    reopen(report, join(root, "reopen"), opts.quick);
-  } finally {
-    removeDir(root);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 1 + 2: grow BANK to 1M keys, then gets
-
-const GROW_CHILD = fileURLToPath(new URL("./grow-child.ts", import.meta.url));
-const REPO = fileURLToPath(new URL("..", import.meta.url));
-
-/** The store's process of the growth (bench/grow-child.ts): one frame per version in, one line per version out. */
-class GrowChild {
-  private readonly child: ChildProcess;
-  private lines: string[] = [];
-  private waiting: ((line: string) => void) | undefined;
-  private exited: Error | undefined;
-
-  constructor(dir: string) {
-    this.child = spawn(process.execPath, ["--import", "tsx", GROW_CHILD, dir], { cwd: REPO, stdio: ["pipe", "pipe", "inherit"] });
-    let partial = "";
-    this.child.stdout!.setEncoding("utf8");
-    this.child.stdout!.on("data", (d: string) => {
-      const parts = (partial + d).split("\n");
-      partial = parts.pop() ?? "";
-      for (const line of parts) this.push(line);
-    });
-    this.child.on("exit", (code) => {
-      this.exited = new Error(`bench: grow-child exited with ${code}`);
-      const w = this.waiting;
-      this.waiting = undefined;
-      w?.("");
-    });
-  }
-
-  /** Sends one version; resolves with the child's set/remove + commit time in ns. */
-  async version(changes: readonly Change[]): Promise<number> {
-    this.child.stdin!.write(encodeFrame(changes));
-    const line = await this.next();
-    if (!line.startsWith("ok ")) throw new Error(`bench: grow-child answered ${line}`);
-    return Number(line.slice(3));
-  }
-
-  async finish(): Promise<GrowResult> {
-    this.child.stdin!.write(encodeFrame([]));
-    return JSON.parse(await this.next()) as GrowResult;
-  }
-
-  kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill();
-  }
-
-  private push(line: string): void {
-    const w = this.waiting;
-    if (w !== undefined) {
-      this.waiting = undefined;
-      w(line);
-    } else this.lines.push(line);
-  }
-
-  private next(): Promise<string> {
-    const l = this.lines.shift();
-    if (l !== undefined) return Promise.resolve(l);
-    if (this.exited !== undefined) return Promise.reject(this.exited);
-    return new Promise((resolve, reject) => {
-      this.waiting = (line) => (this.exited !== undefined && line === "" ? reject(this.exited) : resolve(line));
-    });
-  }
-}
-
-/** Deterministic key sample: keys are PRNG bytes, so their first two bytes are uniform. */
-function sampled(key: Uint8Array, threshold: number): boolean {
-  return ((key[0] ?? 0) << 8) + (key[1] ?? 0) < threshold;
-}
-
-async function growAndGet(report: Report, dir: string, quick: boolean): Promise<void> {
-  const target = quick ? 100_000 : 1_000_000;
-  // ~2,000 changes a version on the full run: 150 updates + 50 deletes + 50 re-creates + 1,750 growth (about the
-  // least work that reaches 1M keys in versions of that size). The quick run: 30 + 10 + 10 + 162, so that it still
-  // has more than HISTORY_DEPTH versions.
-  const changesPerVersion = quick ? 40 : 200;
-  const growth = Math.min(1_750, Math.floor((target - BANK.initialSize) / (HISTORY_DEPTH + 100)));
-  report.log(`[${SECTION}] grow BANK to ${target.toLocaleString("en-US")} keys (${changesPerVersion} upd+del, +${growth} keys a version), store in a child process`);
-  mkdirSync(dir, { recursive: true });
-  const child = new GrowChild(dir);
-  // The floor table lives in this process, so that its page cache is not in the child's RSS.
-  const plain = new PlainKv(join(dir, "plain.sqlite"));
-  let treeNs = 0;
-  let plainNs = 0;
-  let ops = 0;
-  let versions = 0;
-  let first = true;
-  const t0 = performance.now();
-  let res: GrowResult;
-  try {
-    for (const batch of growTo(BANK, target, GROW_SEED, { changesPerVersion, growthPerVersion: growth })) {
-      // The child applies and commits while this process waits, then the plain table does the same: never both at once.
-      const t = await child.version(batch);
-      const p = timeNs(() => plain.apply(batch));
-      // The initial load (version 1) is not part of the throughput.
-      if (!first) {
-        treeNs += t;
-        plainNs += p;
-        ops += batch.length;
-        versions++;
-      }
-      first = false;
-      if (versions % 100 === 0 && versions > 0) {
-        report.log(`[${SECTION}]   ${versions} versions, tree ${(treeNs / 1e9).toFixed(1)} s, plain ${(plainNs / 1e9).toFixed(1)} s, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-      }
+    for (const batch of growTo(BANK, target, 11, { changesPerVersion: b.q(40, 200), growthPerVersion: growth })) {
+      const ns = await child.ask<number>(batch);
+      const plainNs = plains.map((p) => timeNs(() => p.put(batch)));
+      if (++g.versions === 0) continue; // the initial load is not part of the throughput
+      [g.treeNs, g.ops] = [g.treeNs + ns, g.ops + batch.length];
+      plains.forEach((p, i) => (g.plainNs[p.layout] += plainNs[i]!));
+      if (g.versions % 100 === 0) b.log(`  ${g.versions} versions, tree ${(g.treeNs / 1e9).toFixed(0)} s`);
     }
-    res = await child.finish();
+    const result = await child.ask<GrowResult>(null);
+    if (result.size !== target) throw new Error(`bench: grew to ${result.size} keys, expected ${target}`);
+    return { ...g, child: result };
   } finally {
     child.kill();
-    plain.close();
+    plains.forEach((p) => p.db.close());
   }
-  if (res.size !== target) throw new Error(`bench: grew to ${res.size} keys, expected ${target}`);
-  const latest = res.latest;
-  report.add({
-    section: SECTION,
-    name: `grow BANK to ${target.toLocaleString("en-US")} keys: commit throughput (${versions} versions × ~${Math.round(ops / versions)} changes)`,
-    value: ops / (treeNs / 1e9),
-    unit: "ops/s",
-    floorName: "plain SQLite kv table, same changes, 1 tx/version",
-    floorValue: ops / (plainNs / 1e9),
-    note: `set/remove + commit per version (timed in the store's process), summed; the initial load (version 1, ${BANK.initialSize.toLocaleString("en-US")} creates) excluded; tree ${(treeNs / 1e9).toFixed(1)} s, plain ${(plainNs / 1e9).toFixed(1)} s`,
-  });
-  report.add({
-    section: SECTION,
-    name: `peak RSS of the store's process while growing to ${target.toLocaleString("en-US")} keys (sampled twice a version)`,
-    value: res.peak.rss,
-    unit: "MiB",
-    floorName: "1 GiB (SPEC target)",
-    floorValue: 1024,
-    target: 1,
-    note:
-      `peak at v${res.peakVersion}: anonymous ${res.peak.anon.toFixed(0)} MiB (V8 heap used ${res.peakHeap.toFixed(0)} MiB) + mapped files ${res.peak.file.toFixed(0)} MiB (the store's SQLite mmap, up to 256 MiB, and the node binary); ` +
-      `the process (bench/grow-child.ts: node + tsx + the store, default options, fed each version over a pipe) started at ${res.base.rss.toFixed(0)} MiB`,
-  });
-  report.add({
-    section: SECTION,
-    name: `store size after growing to ${target.toLocaleString("en-US")} keys (all ${latest} versions kept)`,
-    value: dirBytes(join(dir, "store")) / 2 ** 20,
-    unit: "MiB",
-    floorName: "plain kv table (latest state only)",
-    floorValue: dirBytes(join(dir, "plain.sqlite")) / 2 ** 20,
-    note: "context: the store keeps every version's values, the plain table only the latest",
-  });
+}
 
-  // --- gets -----------------------------------------------------------------------------------------------------------
-  maybeGc();
-  const reopened = Tree.open(join(dir, "store"));
-  const floor = new PlainKv(join(dir, "plain.sqlite"));
+let grown: Promise<Grown> | undefined;
+/** The BANK store grown with default options, and its plain tables: built once a run (state-sync imports it too). */
+export const grownBank = (b: Bench): Promise<Grown> => (grown ??= grow(b, "normal", true));
+
+export async function persistent(b: Bench): Promise<void> {
+  const g = await grownBank(b);
+  const keys = int(g.child.size);
+  const plainRates = fasterPlain(perLayout((l) => g.ops / (g.plainNs[l] / 1e9)), "ops/s", "same changes, 1 tx/version");
+  b.row(`grow BANK to ${keys} keys, ${g.versions} versions × ~${int(g.ops / g.versions)} changes`,
+    g.ops / (g.treeNs / 1e9), "ops/s", plainRates, { note: "timed in the store's process; the initial load excluded" });
+  const asyncGrow = (await grow(b, "async", false)).child;
+  for (const [r, durability] of [[g.child, "normal (default)"], [asyncGrow, "async"]] as const) {
+    const note = `at v${r.peakVersion}: anonymous ${int(r.peak.anon)} MiB (V8 heap used ${int(r.peakHeap)}) + ` +
+      `mapped files ${int(r.peak.file)} MiB; the child (node, tsx, the store) started at ${int(r.base.rss)} MiB`;
+    b.row(`peak RSS growing to ${keys} keys, durability ${durability}`, r.peak.rss, "MiB", floorOf("1 GiB", 1024),
+      { target: 1, note });
+  }
+  const store = join(g.dir, "store");
+  const sizes = perLayout((l) => mib(bytesOf(layoutFile(g.dir, "plain", l))));
+  b.row(`store size after growing to ${keys} keys (all ${g.child.latest} versions kept)`, mib(bytesOf(store)), "MiB",
+    fasterPlain(sizes, "MiB", "latest state only"), { note: "context" });
+
+  gc();
+  const tree = Tree.open(store);
+  const plains = LAYOUTS.map((l) => new Plain(layoutFile(g.dir, "plain", l), l));
   try {
-    if (reopened.version !== latest) throw new Error("bench: reopened at the wrong version");
-    const old = latest - HISTORY_DEPTH;
-    // A fixed ~60,000 of the live keys: the plain table holds exactly the latest live keys.
-    const threshold = Math.min(65_536, Math.ceil((60_000 / target) * 65_536));
-    const latestKeys: Uint8Array[] = [];
-    for (const k of floor.db.prepare("SELECT key FROM kv").pluck().iterate() as IterableIterator<Uint8Array>) {
-      if (sampled(k, threshold)) latestKeys.push(new Uint8Array(k));
-    }
-    const oldView = reopened.at(old);
-    // Keys live at `old`: the latest sample filtered (outside any timing) by a read at `old`.
+    const old = tree.version - DEPTH;
+    // ~60,000 live keys: keys are PRNG bytes, so their first two bytes are uniform.
+    const cut = Math.ceil((60_000 / g.child.size) * 65_536);
+    const all = plains[0]!.db.prepare("SELECT key FROM kv").pluck().all() as Uint8Array[];
+    const latestKeys = all.filter((k) => (k[0]! << 8) + k[1]! < cut);
+    const oldView = tree.at(old);
     const oldKeys = latestKeys.filter((k) => oldView.get(k) !== undefined);
-    if (oldKeys.length < 1000) throw new Error(`bench: only ${oldKeys.length} sampled keys live at v${old}`);
-    // The plain table holds the same keys and values as the latest version.
     for (const k of latestKeys.slice(0, 2_000)) {
-      const a = reopened.get(k);
-      const b = floor.get(k);
-      if (a === undefined || b === undefined || !equalBytes(a, b)) throw new Error("bench: tree and plain table disagree");
+      if (plains.some((p) => Buffer.compare(p.get(k)!, tree.get(k)!) !== 0)) throw new Error("bench: plain ≠ tree");
     }
-    const samples = quick ? 60 : 200;
-    report.log(`[${SECTION}] get: ${samples} × ${BATCH} lookups each of tree.get (v${latest}), tree.at(v${old}).get, raw SELECT`);
-    const rng = new Rng(SAMPLE_SEED);
-    const pick = (pool: Uint8Array[]): Uint8Array[] => Array.from({ length: BATCH }, () => pool[rng.int(pool.length)]!);
-    const run = (get: (k: Uint8Array) => Uint8Array | undefined, keys: Uint8Array[]): number => {
+    const samples = b.q(60, 200);
+    b.log(`get: ${samples} × 1,000 lookups each at v${tree.version}, at v${old} and on both plain tables`);
+    const rng = new Rng(14);
+    const pick = (pool: Uint8Array[]): Uint8Array[] => Array.from({ length: 1_000 }, () => pool[rng.int(pool.length)]!);
+    const run = (ks: Uint8Array[], get: (k: Uint8Array) => Uint8Array | undefined): number => {
       let found = 0;
-      const ns = timeNs(() => {
-        for (let i = 0; i < keys.length; i++) if (get(keys[i]!) !== undefined) found++;
-      });
-      if (found !== keys.length) throw new Error("bench: a lookup of a live key found nothing");
-      return ns / keys.length;
+      const ns = timeNs(() => ks.forEach((k) => (found += get(k) === undefined ? 0 : 1)));
+      if (found !== ks.length) throw new Error("bench: a get of a live key found nothing");
+      return ns / ks.length;
     };
-    const treeGet = (k: Uint8Array): Uint8Array | undefined => reopened.get(k);
-    const rawGet = (k: Uint8Array): Uint8Array | undefined => floor.get(k);
-    const treeR: number[] = [];
-    const rawR: number[] = [];
-    const oldR: number[] = [];
+    const r: number[][] = [[], [], [], []];
     for (let s = 0; s < samples + 10; s++) {
-      const a = pick(latestKeys);
-      const b = pick(oldKeys);
-      // A view per batch: at(v) checks the version row once, then each get is one kv seek (plus the view's checks).
-      const view = reopened.at(old);
-      const oldGet = (k: Uint8Array): Uint8Array | undefined => view.get(k);
-      // Rotate the order so that no side always runs right after another's cache misses.
-      const order = s % 3;
-      const r: number[] = [0, 0, 0];
-      for (let j = 0; j < 3; j++) {
-        const which = (order + j) % 3;
-        if (which === 0) r[0] = run(treeGet, a);
-        else if (which === 1) r[1] = run(rawGet, a);
-        else r[2] = run(oldGet, b);
+      const [a, c, view] = [pick(latestKeys), pick(oldKeys), tree.at(old)]; // a view per batch: at(v) checks v once
+      const gets = [
+        (): number => run(a, (k) => tree.get(k)),
+        (): number => run(a, (k) => plains[0]!.get(k)),
+        (): number => run(a, (k) => plains[1]!.get(k)),
+        (): number => run(c, (k) => view.get(k)),
+      ];
+      // Rotated, so that no side always runs right after another's cache misses; the first 10 rounds warm up.
+      for (let j = 0; j < 4; j++) {
+        const ns = gets[(s + j) % 4]!();
+        if (s >= 10) r[(s + j) % 4]!.push(ns);
       }
-      if (s < 10) continue; // warm-up
-      treeR.push(r[0]!);
-      rawR.push(r[1]!);
-      oldR.push(r[2]!);
     }
-    const floorName = `raw SELECT value FROM kv WHERE key = ? (plain table, ${target.toLocaleString("en-US")} keys)`;
-    report.add({
-      section: SECTION,
-      name: `get, random existing key, latest version v${latest} (median of ${samples} × ${BATCH})`,
-      value: median(treeR),
-      unit: "ns",
-      floorName,
-      floorValue: median(rawR),
-      target: 1.2,
-      note: `tree.get on the writer with nothing pending; ${latestKeys.length.toLocaleString("en-US")} sampled keys`,
+    const floor = fasterPlain(perLayout((_, i) => median(r[i + 1]!)), "ns", `SELECT value WHERE key = ?, ${keys} keys`);
+    const live = (n: number, v: number): { note: string } => ({ note: `${int(n)} sampled keys live at v${v}` });
+    b.row(`get, latest version, median of ${samples} × 1,000`, median(r[0]!), "ns", floor,
+      { target: 1.2, ...live(latestKeys.length, tree.version) });
+    b.row(`get at latest − ${DEPTH}`, median(r[3]!), "ns", floor, { target: 1.5, ...live(oldKeys.length, old) });
+
+    gc();
+    let nodes = 0;
+    const exportNs = timeNs(() => {
+      for (const n of tree.at(tree.version).export()) consume(n), nodes++;
     });
-    report.add({
-      section: SECTION,
-      name: `get at latest − ${HISTORY_DEPTH} (tree.at(v${old}).get, median of ${samples} × ${BATCH})`,
-      value: median(oldR),
-      unit: "ns",
-      floorName,
-      floorValue: median(rawR),
-      target: 3,
-      note: `one at(v) view per batch of ${BATCH}; ${oldKeys.length.toLocaleString("en-US")} sampled keys live at v${old}`,
-    });
-  } finally {
-    reopened.close();
-    floor.close();
-  }
-  // The state-sync section exports this store rather than building another 1M-key tree.
-  const keep = scratchDir("grown");
-  renameSync(join(dir, "store"), join(keep, "store"));
-  shareGrown({ dir: join(keep, "store"), keys: target, buildNs: treeNs, ops, versions });
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// 3: the mixed profile, normal and async
-
-/** The mixed profile as is; quick runs load 5,000 keys per store instead of 35,000 and divide value lengths by 10. */
-function mixedProfiles(quick: boolean): StoreProfile[] {
-  return quick ? scaleValues(withInitialSize(MIXED, 5_000), 10) : MIXED.map((p) => ({ ...p }));
-}
-
-interface PhaseResult {
-  ops: number;
-  ns: number;
-  perVersionNs: number[];
-  /** Time of the final flush (async only). */
-  flushNs: number;
-}
-
-async function mixed(report: Report, dir: string, quick: boolean): Promise<void> {
-  const profiles = mixedProfiles(quick);
-  const names = new Workload(profiles, MIXED_SEED).storeNames;
-  // The brief asks for 200 versions; with the profile's full values (~19 MB a version) 200 took 11 minutes of a
-  // 25-minute budget on the 2-core machine, so the full run does 100 (the ratio was the same at 30 and 200).
-  const versions = quick ? 30 : 100;
-  const template = join(dir, "template");
-  report.log(`[${SECTION}] mixed: initial load of ${profiles[0]!.initialSize.toLocaleString("en-US")} keys × ${names.length} stores`);
-  {
-    const trees = openStores(template, names);
-    const plains = openPlains(template, names);
-    loadInitial(new Workload(profiles, MIXED_SEED), names, trees, plains);
-    for (const t of trees) t.close();
-    for (const p of plains) p.close();
-  }
-  const loaded = dirBytes(template);
-
-  /** A fresh workload advanced past the initial load: every phase sees the same versions. */
-  const workload = (): Workload => {
-    const w = new Workload(profiles, MIXED_SEED);
-    for (const c of w.initial()) void c;
-    return w;
-  };
-
-  // Floor: the plain tables, in place (nothing else needs them as loaded).
-  report.log(`[${SECTION}] mixed: ${versions} versions on plain tables`);
-  const plainR = (() => {
-    const plains = openPlains(template, names);
-    const w = workload();
-    const r: PhaseResult = { ops: 0, ns: 0, perVersionNs: [], flushNs: 0 };
-    for (let v = 0; v < versions; v++) {
-      const groups = byStore(names, w.nextVersion());
+    if (nodes !== 2 * g.child.size - 1) throw new Error(`bench: the export gave ${nodes} nodes`);
+    const name = `export of the ${keys}-key tree (${int(nodes)} nodes)`;
+    b.row(name, nodes / (exportNs / 1e9), "nodes/s", floorOf("200,000 nodes/s (target)", 200_000), { target: 1 });
+    const iterate = (p: Plain): number => {
+      let n = 0;
+      const scan = p.db.prepare("SELECT key, value FROM kv").raw();
       const ns = timeNs(() => {
-        for (let i = 0; i < names.length; i++) plains[i]!.apply(groups[i]!);
+        while (n < nodes) for (const row of scan.iterate()) if ((consume(row), ++n >= nodes)) break;
       });
-      r.ops += countChanges(groups);
-      r.ns += ns;
-      r.perVersionNs.push(ns);
-    }
-    for (const p of plains) p.close();
-    return r;
-  })();
-  const plainBytes = names.reduce((a, n) => a + dirBytes(join(template, `plain-${n}.sqlite`)), 0);
-
-  const treePhase = async (durability: "normal" | "async"): Promise<PhaseResult> => {
-    report.log(`[${SECTION}] mixed: ${versions} versions, durability ${durability}`);
-    maybeGc();
-    const phaseDir = join(dir, durability);
-    for (const n of names) copyStore(join(template, n), join(phaseDir, n));
-    const trees = openStores(phaseDir, names, { durability });
-    const w = workload();
-    const r: PhaseResult = { ops: 0, ns: 0, perVersionNs: [], flushNs: 0 };
-    try {
-      for (let v = 0; v < versions; v++) {
-        const groups = byStore(names, w.nextVersion());
-        const ns = timeNs(() => commitVersion(trees, groups));
-        r.ops += countChanges(groups);
-        r.ns += ns;
-        r.perVersionNs.push(ns);
-      }
-      const t0 = process.hrtime.bigint();
-      await Promise.all(trees.map((t) => t.flush()));
-      r.flushNs = Number(process.hrtime.bigint() - t0);
-      r.ns += r.flushNs;
-    } finally {
-      for (const t of trees) t.close();
-    }
-    if (durability === "normal") report.note(`${SECTION}: mixed store size after ${versions} versions ${mib(dirBytes(phaseDir))} (all versions kept) vs plain tables ${mib(plainBytes)}; loaded stores ${mib(loaded)}`);
-    removeDir(phaseDir);
-    return r;
-  };
-  const normalR = await treePhase("normal");
-  const asyncR = await treePhase("async");
-  removeDir(template);
-
-  const label = `mixed profile${quick ? " (values ÷10)" : ""} (3 Tree.open stores), ${versions} versions × ~${Math.round(plainR.ops / versions).toLocaleString("en-US")} changes`;
-  const floorName = "3 plain SQLite kv tables, same changes, 1 tx/store/version";
-  const floorRate = plainR.ops / (plainR.ns / 1e9);
-  report.add({
-    section: SECTION,
-    name: `${label}, durability normal`,
-    value: normalR.ops / (normalR.ns / 1e9),
-    unit: "ops/s",
-    floorName,
-    floorValue: floorRate,
-    target: 2,
-    note: `target: ≥ 0.5× the plain tables; per-version median ${(median(normalR.perVersionNs) / 1e6).toFixed(1)} ms vs plain ${(median(plainR.perVersionNs) / 1e6).toFixed(1)} ms`,
-  });
-  report.add({
-    section: SECTION,
-    name: `${label}, durability async (final flush included)`,
-    value: asyncR.ops / (asyncR.ns / 1e9),
-    unit: "ops/s",
-    floorName,
-    floorValue: floorRate,
-    target: 1.11,
-    note: `target: ≥ 0.9× the plain tables; final flush ${(asyncR.flushNs / 1e6).toFixed(0)} ms; per-version median ${(median(asyncR.perVersionNs) / 1e6).toFixed(1)} ms`,
-  });
+      return nodes / (ns / 1e9);
+    };
+    const scans = fasterPlain(perLayout((_, i) => iterate(plains[i]!)), "nodes/s", "SELECT key, value of as many rows");
+    b.row("  export, context", nodes / (exportNs / 1e9), "nodes/s", scans);
+  } finally {
+    tree.close();
+    plains.forEach((p) => p.db.close());
+  }
+  reopen(b);
 }
 
-// ---------------------------------------------------------------------------------------------------------------------
-// 4: reopen after many versions since the last checkpoint
-
-function reopen(report: Report, dir: string, quick: boolean): void {
-  const versions = quick ? 200 : 1_000;
-  // ~200 changes a version: 98 updates + 32 deletes + 32 re-creates + 40 growth.
-  const profile: StoreProfile = { ...BANK, changesPerVersion: 130, growthPerVersion: 40 };
-  report.log(`[${SECTION}] reopen: ${versions} versions of ~200 changes after a checkpoint`);
+/**
+ * Reopen: the initial BANK load committed as a checkpoint (checkpointInterval 1), then versions of ~200 changes with
+ * checkpointInterval 100,000, so that reopening replays every one (unless the store checkpointed early because its
+ * dirty nodes outgrew the memory budget). Floors: reading as many op rows (version, seq, key, value hash) from plain
+ * tables on a fresh connection, and the same set/remove on `Tree.memory()` with one commit.
+ */
+function reopen(b: Bench): void {
+  const versions = b.q(200, 1_000);
+  const profile = { ...BANK, changesPerVersion: 130, growthPerVersion: 40 };
+  const dir = b.dir("reopen");
   const store = join(dir, "store");
-  let hash: Uint8Array;
-  let ops = 0;
-  {
-    const w = new Workload([profile], REOPEN_SEED);
-    // Version 1 (the initial load) is a checkpoint; no other version is.
-    let t = Tree.open(store, { checkpointInterval: 1 });
-    applyToTree(t, [...w.initial()]);
+  b.log(`reopen: ${versions} versions of ~200 changes after a checkpoint`);
+  const w = new Workload([profile], 13);
+  let t = Tree.open(store, { checkpointInterval: 1 });
+  applyToTree(t, [...w.initial()]);
+  t.commit();
+  t.close();
+  t = Tree.open(store, { checkpointInterval: 100_000 });
+  const logs = LAYOUTS.map((l) => {
+    const db = plainDb(layoutFile(dir, "log", l));
+    db.exec(`CREATE TABLE log (version, seq, key BLOB, hash BLOB, PRIMARY KEY (version, seq))${layoutSql(l)}`);
+    const ins = db.prepare("INSERT INTO log VALUES (?, ?, ?, ?)");
+    const put = db.transaction((cs: Change[], v: number) =>
+      cs.forEach((c, seq) => ins.run(v, seq, c.key, c.delete ? null : hash("sha256", c.value!, "buffer"))));
+    return { db, put };
+  });
+  const history: Change[][] = [];
+  for (let v = 0; v < versions; v++) {
+    history.push(w.nextVersion());
+    applyToTree(t, history[v]!);
     t.commit();
-    t.close();
-    t = Tree.open(store, { checkpointInterval: 100_000 });
-    for (let v = 0; v < versions; v++) {
-      const changes = w.nextVersion();
-      ops += changes.length;
-      applyToTree(t, changes);
-      t.commit();
-    }
-    hash = t.hash;
-    t.close();
+    logs.forEach((log) => log.put(history[v]!, t.version));
   }
-  const file = join(store, "iavl.sqlite");
-  const facts = (() => {
-    const db = new Database(file, { readonly: true });
-    try {
-      const cp = db.prepare("SELECT max(version) FROM versions WHERE checkpoint = 1").pluck().get() as number;
-      const latest = db.prepare("SELECT max(version) FROM versions").pluck().get() as number;
-      const shards = db.prepare("SELECT id FROM shards ORDER BY id").pluck().all() as number[];
-      return { cp, latest, shards };
-    } finally {
-      db.close();
-    }
-  })();
-  const replayed = facts.latest - facts.cp;
+  const [latest, root] = [t.version, t.hash];
+  t.close();
+  logs.forEach((log) => log.db.close());
 
-  const openR: number[] = [];
-  const selectR: number[] = [];
-  let rows = 0;
+  const opens: number[] = [];
+  const reads = LAYOUTS.map((): number[] => []);
   for (let r = 0; r < 3; r++) {
-    maybeGc();
-    let t: Tree | undefined;
-    openR.push(timeNs(() => (t = Tree.open(store, { checkpointInterval: 100_000 }))));
-    if (t === undefined || t.version !== facts.latest || !equalBytes(t.hash, hash)) throw new Error("bench: reopen gave the wrong version");
+    gc();
+    opens.push(timeNs(() => (t = Tree.open(store, { checkpointInterval: 100_000 }))));
+    if (t.version !== latest || Buffer.compare(t.hash, root) !== 0) throw new Error("bench: reopened elsewhere");
     t.close();
-    // Floor 1: the log rows the reopen replays, read with a raw SELECT on a fresh connection.
-    selectR.push(
-      timeNs(() => {
-        const db = new Database(file, { readonly: true });
-        let n = 0;
-        for (const id of facts.shards) {
-          const stmt = db.prepare(`SELECT version, seq, key, kind, hash FROM log_${id} WHERE version > ? ORDER BY version, seq`).raw();
-          for (const row of stmt.iterate(facts.cp)) {
-            void row;
-            n++;
-          }
-        }
-        db.close();
-        rows = n;
-      }),
-    );
+    LAYOUTS.forEach((l, i) => reads[i]!.push(timeNs(() => {
+      const db = plainDb(layoutFile(dir, "log", l), true);
+      for (const row of db.prepare("SELECT * FROM log ORDER BY version, seq").raw().iterate()) consume(row);
+      db.close();
+    })));
   }
-
-  // Floor 2: the same operations on an in-memory tree from the same starting state, one commit at the end.
-  maybeGc();
-  const memNs = (() => {
-    const w = new Workload([profile], REOPEN_SEED);
-    const m = Tree.memory();
-    applyToTree(m, [...w.initial()]);
-    m.commit();
-    let ns = 0;
-    for (let v = 0; v < versions; v++) {
-      const changes = w.nextVersion();
-      ns += timeNs(() => applyToTree(m, changes));
-    }
-    ns += timeNs(() => m.commit());
-    m.close();
-    return ns;
-  })();
-
-  const name = `reopen after ${replayed.toLocaleString("en-US")} versions since the last checkpoint (${ops.toLocaleString("en-US")} logged ops; median of 3)`;
-  report.add({
-    section: SECTION,
-    name,
-    value: median(openR) / 1e6,
-    unit: "ms",
-    floorName: `raw SELECT of the same ${rows.toLocaleString("en-US")} log rows`,
-    floorValue: median(selectR) / 1e6,
-    note: `Tree.open with checkpointInterval 100,000; last checkpoint v${facts.cp}, latest v${facts.latest}; opens ${openR.map((x) => (x / 1e6).toFixed(0)).join(", ")} ms`,
-  });
-  report.add({
-    section: SECTION,
-    name,
-    value: median(openR) / 1e6,
-    unit: "ms",
-    floorName: `Tree.memory(): the same ${ops.toLocaleString("en-US")} set/remove from the same v1 state, one commit`,
-    floorValue: memNs / 1e6,
-    note: "the in-memory floor hashes every new leaf's value, which a replay does not (the log stores leaf hashes)",
-  });
+  gc();
+  const mem = Tree.memory();
+  applyToTree(mem, [...new Workload([profile], 13).initial()]);
+  mem.commit();
+  const memNs = timeNs(() => (history.forEach((c) => applyToTree(mem, c)), mem.commit()));
+  mem.close();
+  const ops = int(sum(history.map((c) => c.length)));
+  const name = `reopen after ${versions} versions since the last scheduled checkpoint (${ops} ops)`;
+  const scan = fasterPlain(perLayout((_, i) => median(reads[i]!) / 1e6), "ms", "SELECT of as many op rows, new connection");
+  b.row(name, median(opens) / 1e6, "ms", scan, { note: "median of 3" });
+  const memFloor = floorOf("Tree.memory(): the same set/remove from the same v1 state, one commit", memNs / 1e6);
+  b.row(name, median(opens) / 1e6, "ms", memFloor, { note: "it hashes every value, which a replay does not" });
 }

@@ -1,83 +1,85 @@
 /**
- * Bench entry point: `npm run bench [-- --quick] [-- --only core,persistent]`.
- *
- * Each section adds rows to one {@link Report}; every row is a ratio to a floor measured in the same run. Adding a
- * section is one line in {@link SECTIONS}.
+ * `npm run bench -- [--quick] [--only core,mixed] [--profile <section>]`: runs the sections in order, prints every
+ * figure beside its floor (stdout), writes bench/out/results.json and results.md, and exits 1 when a row misses its
+ * target. `--profile <section>` writes that section's main-thread CPU profile to bench/out/<section>.cpuprofile
+ * (node:inspector); for worker threads too, run `node --cpu-prof --import tsx bench/run.ts --only <section>`.
  * @module
  */
-import { fileURLToPath } from "node:url";
-import { runCore } from "./core.js";
-import { maybeGc, Report } from "./report.js";
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { join } from "node:path";
+import { core } from "./core.js";
+import { Bench, gc, OUT } from "./harness.js";
+import { mixed } from "./mixed.js";
+import { multi } from "./multi.js";
+import { persistent } from "./persistent.js";
+import { prune } from "./prune.js";
+import { readers } from "./readers.js";
+import { stateSync } from "./state-sync.js";
 
-/** What every section gets. */
-export interface BenchOptions {
-  /** Smaller sizes, for a smoke run. */
-  quick: boolean;
-}
+const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
+  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi,
+};
+const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(SECTIONS).join(",")}] [--profile <section>]`;
 
-interface Section {
-  name: string;
-  run: (report: Report, opts: BenchOptions) => Promise<void>;
-}
-
-/** The sections, run in this order. */
-const SECTIONS: Section[] = [
-  { name: "core", run: (r, o) => runCore(r, { keys: o.quick ? 100_000 : 1_000_000, versions: o.quick ? 30 : 50 }) },
-  { name: "persistent", run: async (r, o) => (await import("./persistent.js")).runPersistent(r, o) },
-  { name: "prune", run: async (r, o) => (await import("./prune.js")).runPrune(r, o) },
-  { name: "readers", run: async (r, o) => (await import("./readers.js")).runReaders(r, o) },
-  { name: "state-sync", run: async (r, o) => (await import("./state-sync.js")).runStateSync(r, o) },
-  { name: "multi", run: async (r, o) => (await import("./multi.js")).runMulti(r, o) },
-];
-
-function parseArgs(argv: string[]): { quick: boolean; only: Set<string> | undefined } {
-  let quick = false;
-  let only: Set<string> | undefined;
+function parse(argv: string[]): { quick: boolean; only: string[]; profile?: string } {
+  const out: ReturnType<typeof parse> = { quick: false, only: Object.keys(SECTIONS) };
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--quick") quick = true;
-    else if (a === "--only" || a.startsWith("--only=")) {
-      const v = a === "--only" ? argv[++i] : a.slice("--only=".length);
-      if (v === undefined || v === "") throw new Error("--only needs a section name (comma-separated for several)");
-      only = new Set(v.split(",").map((s) => s.trim()).filter((s) => s !== ""));
-    } else if (a === "--help" || a === "-h") {
-      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.name).join(",")}]\n`);
-      process.exit(0);
-    } else {
-      throw new Error(`unknown argument ${a} (try --help)`);
-    }
+    const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined];
+    const value = (): string => inline ?? argv[++i] ?? "";
+    if (flag === "--quick") out.quick = true;
+    else if (flag === "--only") out.only = value().split(",").filter((s) => s !== "");
+    else if (flag === "--profile") out.profile = value();
+    else if (flag === "--help" || flag === "-h") process.stdout.write(`${usage}\n`), process.exit(0);
+    else throw new Error(`unknown argument ${argv[i]}\n${usage}`);
   }
-  if (only !== undefined) {
-    const unknown = [...only].filter((n) => !SECTIONS.some((s) => s.name === n));
-    if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(", ")}; known: ${SECTIONS.map((s) => s.name).join(", ")}`);
-  }
-  return { quick, only };
+  const unknown = [...out.only, ...(out.profile === undefined ? [] : [out.profile])].filter((n) => !(n in SECTIONS));
+  if (unknown.length > 0 || out.only.length === 0) throw new Error(`unknown section ${unknown.join(", ")}\n${usage}`);
+  return out;
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  let args: ReturnType<typeof parseArgs>;
+async function profiled(name: string, run: () => Promise<void>): Promise<void> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
   try {
-    args = parseArgs(argv);
-  } catch (e) {
-    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(2);
+    await run();
+  } finally {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(join(OUT, `${name}.cpuprofile`), JSON.stringify(profile));
+    process.stderr.write(`wrote ${join(OUT, `${name}.cpuprofile`)} (open it in Chrome DevTools or speedscope)\n`);
+    session.disconnect();
   }
-  const { quick, only } = args;
-  const report = new Report(argv);
-  if (typeof globalThis.gc !== "function") report.note("node ran without --expose-gc: no forced GC between phases");
-  for (const s of SECTIONS) {
-    if (only !== undefined && !only.has(s.name)) continue;
-    const t0 = performance.now();
-    await s.run(report, { quick });
-    report.log(`[${s.name}] done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    maybeGc();
-  }
-  report.print();
-  const out = fileURLToPath(new URL("./out/results.json", import.meta.url));
-  report.write(out);
-  report.log(`wrote ${out} (and results.md)`);
-  if (report.rows.some((r) => r.pass === false)) process.exitCode = 1;
 }
 
-await main();
+let args: ReturnType<typeof parse>;
+try {
+  args = parse(process.argv.slice(2));
+} catch (e) {
+  process.stderr.write(`bench: ${(e as Error).message}\n`);
+  process.exit(2);
+}
+const bench = new Bench(args.quick);
+process.once("exit", () => bench.cleanup(true));
+if (typeof globalThis.gc !== "function") bench.notes.push("node ran without --expose-gc: no full GC between phases");
+const t0 = performance.now();
+for (const name of args.only) {
+  bench.section = name;
+  const t = performance.now();
+  const run = (): Promise<void> => SECTIONS[name]!(bench);
+  try {
+    await (args.profile === name ? profiled(name, run) : run());
+  } catch (e) {
+    // One broken section must not hide the others' figures; it still fails the run.
+    bench.note(`FAILED: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    process.exitCode = 1;
+  }
+  bench.log(`done in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+  bench.cleanup(false);
+  gc();
+}
+bench.notes.push(`the run took ${((performance.now() - t0) / 60_000).toFixed(1)} min`);
+process.stdout.write(`${bench.table()}\n`);
+bench.write();
+if (bench.rows.some((r) => r.pass === false)) process.exitCode = 1;

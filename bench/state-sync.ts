@@ -1,251 +1,107 @@
 /**
- * The state-sync section: a 1,000,000-key BANK tree (quick: 100,000), built by commits (timed): the persistent
- * section's grown store when that section ran in the same process (saving ~5 minutes), otherwise built here in
- * versions of ~10,000 changes. Then
- *
- * - export of its latest version from a freshly reopened store (nodes/s), against iterating as many rows with a raw
- *   SELECT over the store's own tables, and against the 200,000 nodes/s target;
- * - `Tree.import` of that export (held in memory, so that the export's cost is not in it) into a new folder, against
- *   the floor "hash every node (hash.ts leafHash/innerHash over the value's sha256, bottom-up as an importer must)
- *   + insert the same rows (log, kv, branch with the store's schema) into a fresh SQLite file in one long
- *   transaction", the two measured separately and summed;
- * - import time against the time the commits that built the tree took.
+ * State sync: `Tree.import` of the persistent section's grown BANK tree (1M keys, quick: 100k; grown here when that
+ * section did not run), its export held in memory so that the export's cost is not in it. The floor is what any
+ * importer must do: hash every node bottom-up (node:crypto sha256 over the IAVL preimages, SPEC §1), then insert the
+ * rows of the store's design into plain tables of our own in one transaction (per leaf a (key, version) → value row
+ * and a (version, seq) → key, hash row, per branch a (version, seq) row with its children), in both layouts.
  * @module
  */
-import { dirname, join } from "node:path";
-import Database from "better-sqlite3";
+import { hash } from "node:crypto";
+import { join } from "node:path";
 import { Tree, type ExportNode } from "../src/index.js";
-import { equalBytes } from "../src/base/bytes.js";
-import { innerHash, leafHash, sha256 } from "../src/base/hash.js";
-import { LEAF_BASE } from "../src/sqlite/shards.js";
-import { consume, maybeGc, timeNs, type Report } from "./report.js";
-import { applyToTree, dirBytes, mib, removeDir, scratchDir, takeGrown } from "./stores.js";
-import { BANK, growTo } from "./workload.js";
+import { bytesOf, fasterPlain, floorOf, gc, int, LAYOUTS, layoutFile, layoutSql, mib, perLayout } from "./harness.js";
+import { plainDb, timeNs, timeNsAsync, type Bench } from "./harness.js";
+import { grownBank } from "./persistent.js";
 
-const SECTION = "state-sync";
-const SEED = 41;
-
-/** Options of {@link runStateSync}. */
-export interface StateSyncOptions {
-  quick: boolean;
+const buf = Buffer.alloc(1 << 16);
+/** Go's uvarint at buf[p]; a signed varint of x ≥ 0 is the uvarint of 2x (zig-zag). */
+function uvarint(p: number, x: number): number {
+  for (; x >= 0x80; x = Math.floor(x / 128)) buf[p++] = (x % 128) | 0x80;
+  buf[p] = x;
+  return p + 1;
 }
 
-export async function runStateSync(report: Report, opts: StateSyncOptions): Promise<void> {
-  const root = scratchDir(SECTION);
-  try {
-    await run(report, root, opts.quick);
-  } finally {
-    removeDir(root);
-  }
+/** Each node's hash and size, as an importer recomputes them from the post-order stream. */
+function hashAll(stream: readonly ExportNode[]): { hashes: Buffer[]; sizes: number[] } {
+  const [hashes, sizes, stack]: [Buffer[], number[], number[]] = [[], [], []];
+  stream.forEach((n, i) => {
+    let p: number;
+    if (n.height === 0) {
+      // varint(0) ‖ varint(1) ‖ varint(version) ‖ bytes(key) ‖ bytes(sha256(value))
+      p = uvarint(uvarint(uvarint(uvarint(0, 0), 2), 2 * n.version), n.key.length);
+      buf.set(n.key, p);
+      buf[(p += n.key.length)] = 32;
+      buf.set(hash("sha256", n.value!, "buffer"), p + 1);
+      sizes.push(1);
+    } else {
+      // varint(height) ‖ varint(size) ‖ varint(version) ‖ bytes(left hash) ‖ bytes(right hash)
+      const [r, l] = [stack.pop()!, stack.pop()!];
+      sizes.push(sizes[l]! + sizes[r]!);
+      p = uvarint(uvarint(uvarint(0, 2 * n.height), 2 * sizes[i]!), 2 * n.version);
+      [buf[p], buf[p + 33]] = [32, 32];
+      buf.set(hashes[l]!, p + 1);
+      buf.set(hashes[r]!, (p += 33) + 1);
+    }
+    hashes.push(hash("sha256", buf.subarray(0, p + 33), "buffer"));
+    stack.push(i);
+  });
+  return { hashes, sizes };
 }
 
-async function run(report: Report, root: string, quick: boolean): Promise<void> {
-  const target = quick ? 100_000 : 1_000_000;
-  // Versions of ~10,000 changes: 750 updates + 250 deletes + 250 re-creates + the growth.
-  const growth = quick ? 1_800 : 9_000;
-  // The persistent section's grown BANK store, when it ran in this process; otherwise a tree built here.
-  const shared = takeGrown(target);
-  const srcDir = shared?.dir ?? join(root, "source");
-  let buildNs = shared?.buildNs ?? 0;
-  let buildOps = shared?.ops ?? 0;
-  let buildVersions = shared?.versions ?? 0;
-  if (shared !== undefined) {
-    report.log(`[${SECTION}] exporting the persistent section's ${target.toLocaleString("en-US")}-key store`);
-  } else {
-    report.log(`[${SECTION}] building ${target.toLocaleString("en-US")} keys by commits (+${growth.toLocaleString("en-US")} keys a version)`);
-    const t = Tree.open(srcDir);
-    let first = true;
-    for (const batch of growTo(BANK, target, SEED, { changesPerVersion: 1_000, growthPerVersion: growth })) {
-      const ns = timeNs(() => {
-        applyToTree(t, batch);
-        t.commit();
-      });
-      // As the persistent section counts it: the initial load (version 1) is not history being replayed.
-      if (!first) {
-        buildNs += ns;
-        buildOps += batch.length;
-        buildVersions++;
-      }
-      first = false;
-      if (buildVersions % 20 === 0) report.log(`[${SECTION}]   v${t.version}: ${t.size.toLocaleString("en-US")} keys, ${(buildNs / 1e9).toFixed(0)} s`);
-    }
-    if (t.size !== target) throw new Error(`bench: built ${t.size} keys, expected ${target}`);
-    t.close();
-  }
+export async function stateSync(b: Bench): Promise<void> {
+  const g = await grownBank(b);
+  const src = Tree.open(join(g.dir, "store"));
+  const [version, root, size] = [src.version, src.hash, src.size];
+  const stream = [...src.at(version).export()];
+  src.close();
+  const nodes = stream.length;
+  gc();
+  b.log(`import of ${int(nodes)} nodes`);
+  const dir = b.dir("state-sync");
+  let t: Tree | undefined;
+  const options = { version, expectedHash: root };
+  const importNs = await timeNsAsync(async () => (t = await Tree.import(join(dir, "imported"), stream, options)));
+  if (Buffer.compare(t!.hash, root) !== 0 || t!.size !== size) throw new Error("bench: the import does not match");
+  t!.close();
 
-  // --- export -------------------------------------------------------------------------------------------------------
-  maybeGc();
-  const tree = Tree.open(srcDir);
-  const version = tree.version;
-  const hash = tree.hash;
-  let nodes = 0;
-  let leaves = 0;
-  const exportNs = timeNs(() => {
-    let sink = 0;
-    for (const n of tree.at(version).export()) {
-      nodes++;
-      if (n.height === 0) leaves++;
-      sink ^= n.key.length;
-    }
-    consume(sink);
-  });
-  if (leaves !== target || nodes !== 2 * target - 1) throw new Error(`bench: export gave ${nodes} nodes, ${leaves} leaves`);
-  report.log(`[${SECTION}] export: ${nodes.toLocaleString("en-US")} nodes in ${(exportNs / 1e9).toFixed(1)} s`);
-
-  // Floor: as many rows read by a raw SELECT from the same file (kv rows, then log and branch rows), on a fresh connection.
-  const file = join(srcDir, "iavl.sqlite");
-  const selectNs = timeNs(() => {
-    const db = new Database(file, { readonly: true });
-    db.pragma("cache_size = -65536");
-    db.pragma("mmap_size = 268435456");
-    let n = 0;
-    let sink = 0;
-    const nodeTables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE 'log%' OR name LIKE 'branch%') ORDER BY name").pluck().all() as string[];
-    const tables = ["kv", ...nodeTables];
-    // Round the tables again if they hold fewer rows than the tree has nodes.
-    for (let round = 0; n < nodes && round < 10; round++) {
-      for (const t of tables) {
-        for (const row of db.prepare(`SELECT * FROM ${t}`).raw().iterate() as IterableIterator<unknown[]>) {
-          sink ^= (row[2] as Uint8Array | number | null) === null ? 0 : 1;
-          if (++n >= nodes) break;
-        }
-        if (n >= nodes) break;
-      }
-    }
-    db.close();
-    consume(sink);
-    if (n < nodes) throw new Error(`bench: the store has only ${n} rows to iterate`);
-  });
-
-  // The stream to import, held in memory (not timed).
-  const stream: ExportNode[] = [];
-  for (const n of tree.at(version).export()) stream.push(n);
-  tree.close();
-  const srcBytes = dirBytes(srcDir);
-  removeDir(shared !== undefined ? dirname(srcDir) : srcDir);
-
-  // --- import -------------------------------------------------------------------------------------------------------
-  maybeGc();
-  report.log(`[${SECTION}] import of ${nodes.toLocaleString("en-US")} nodes`);
-  const dst = join(root, "imported");
-  const t0 = process.hrtime.bigint();
-  const imported = await Tree.import(dst, stream, { version, expectedHash: hash });
-  const importNs = Number(process.hrtime.bigint() - t0);
-  const matches = equalBytes(imported.hash, hash) && imported.size === target;
-  imported.close();
-  if (!matches) throw new Error("bench: the import does not match");
-  const dstBytes = dirBytes(dst);
-  removeDir(dst);
-
-  // Floor, part 1: hash every node bottom-up, as any importer must.
-  maybeGc();
-  report.log(`[${SECTION}] floor: hashing and inserting the same nodes`);
-  const hashes: Uint8Array[] = new Array<Uint8Array>(stream.length);
-  const sizes: number[] = new Array<number>(stream.length);
-  const hashNs = timeNs(() => {
-    const stack: number[] = [];
-    for (let i = 0; i < stream.length; i++) {
-      const n = stream[i]!;
-      if (n.height === 0) {
-        hashes[i] = leafHash(n.key, sha256(n.value!), n.version);
-        sizes[i] = 1;
-      } else {
-        const r = stack.pop()!;
-        const l = stack.pop()!;
-        sizes[i] = sizes[l]! + sizes[r]!;
-        hashes[i] = innerHash(n.height, sizes[i]!, n.version, hashes[l]!, hashes[r]!);
+  gc();
+  b.log("floor: hashing and inserting the same nodes");
+  let h: ReturnType<typeof hashAll> = { hashes: [], sizes: [] };
+  const hashNs = timeNs(() => (h = hashAll(stream)));
+  if (Buffer.compare(h.hashes[nodes - 1]!, root) !== 0) throw new Error("bench: the floor's hashes miss the root hash");
+  const insertNs = perLayout((l) => timeNs(() => {
+    const db = plainDb(layoutFile(dir, "nodes", l));
+    db.exec(`CREATE TABLE kv (key BLOB, version INTEGER, value BLOB, PRIMARY KEY (key, version))${layoutSql(l)};
+      CREATE TABLE leaf (version INTEGER, seq INTEGER, key BLOB, hash BLOB, PRIMARY KEY (version, seq))${layoutSql(l)};
+      CREATE TABLE branch (version INTEGER, seq INTEGER, key BLOB, height INTEGER, size INTEGER, hash BLOB,
+        left_version, left_seq, right_version, right_seq, PRIMARY KEY (version, seq))${layoutSql(l)};`);
+    const [kv, leaf, branch] = [3, 4, 10].map((n, i) =>
+      db.prepare(`INSERT INTO ${["kv", "leaf", "branch"][i]} VALUES (${Array(n).fill("?").join(", ")})`));
+    // Node keys as in IAVL v2 (SPEC §5): per version, branches 1, 2, … and leaves 2^31 + 1, ….
+    const [next, seqs, stack] = [new Map<number, number>(), [] as number[], [] as number[]];
+    db.transaction(() => stream.forEach((n, i) => {
+      const k = n.height === 0 ? -n.version : n.version;
+      const seq = (next.get(k) ?? (n.height === 0 ? 2 ** 31 : 0)) + 1;
+      next.set(k, seq);
+      seqs.push(seq);
+      if (n.height === 0) kv!.run(n.key, n.version, n.value), leaf!.run(n.version, seq, n.key, h.hashes[i]);
+      else {
+        const [r, l] = [stack.pop()!, stack.pop()!];
+        const [left, right] = [[stream[l]!.version, seqs[l]], [stream[r]!.version, seqs[r]]];
+        branch!.run(n.version, seq, n.key, n.height, h.sizes[i], h.hashes[i], ...left, ...right);
       }
       stack.push(i);
-    }
-  });
-  if (!equalBytes(hashes[stream.length - 1]!, hash)) throw new Error("bench: the floor's hashing does not reach the root hash");
-
-  // Floor, part 2: the same rows into a fresh file with the store's schema and settings, one long transaction.
-  const floorFile = join(root, "floor.sqlite");
-  const insertNs = timeNs(() => {
-    const db = new Database(floorFile);
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("cache_size = -65536");
-    db.pragma("temp_store = MEMORY");
-    db.pragma("mmap_size = 268435456");
-    db.exec(`
-      CREATE TABLE kv (key BLOB NOT NULL, version INTEGER NOT NULL, value BLOB, PRIMARY KEY (key, version)) WITHOUT ROWID;
-      CREATE TABLE log (version INTEGER NOT NULL, seq INTEGER NOT NULL, key BLOB NOT NULL, kind INTEGER NOT NULL, hash BLOB,
-        PRIMARY KEY (version, seq)) WITHOUT ROWID;
-      CREATE TABLE branch (version INTEGER NOT NULL, seq INTEGER NOT NULL, key BLOB NOT NULL, height INTEGER NOT NULL,
-        size INTEGER NOT NULL, hash BLOB NOT NULL, left_version INTEGER NOT NULL, left_seq INTEGER NOT NULL,
-        right_version INTEGER NOT NULL, right_seq INTEGER NOT NULL, PRIMARY KEY (version, seq)) WITHOUT ROWID;
-    `);
-    const kvIns = db.prepare("INSERT INTO kv (key, version, value) VALUES (?, ?, ?)");
-    const logIns = db.prepare("INSERT INTO log (version, seq, key, kind, hash) VALUES (?, ?, ?, 1, ?)");
-    const brIns = db.prepare(
-      "INSERT INTO branch (version, seq, key, height, size, hash, left_version, left_seq, right_version, right_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    const leafSeq = new Map<number, number>();
-    const branchSeq = new Map<number, number>();
-    const seqs: number[] = new Array<number>(stream.length);
-    const stack: number[] = [];
-    db.exec("BEGIN IMMEDIATE");
-    for (let i = 0; i < stream.length; i++) {
-      const n = stream[i]!;
-      if (n.height === 0) {
-        const s = (leafSeq.get(n.version) ?? LEAF_BASE) + 1;
-        leafSeq.set(n.version, s);
-        seqs[i] = s;
-        logIns.run(n.version, s, n.key, hashes[i]!);
-        kvIns.run(n.key, n.version, n.value!);
-      } else {
-        const s = (branchSeq.get(n.version) ?? 0) + 1;
-        branchSeq.set(n.version, s);
-        seqs[i] = s;
-        const r = stack.pop()!;
-        const l = stack.pop()!;
-        brIns.run(n.version, s, n.key, n.height, sizes[i]!, hashes[i]!, stream[l]!.version, seqs[l]!, stream[r]!.version, seqs[r]!);
-      }
-      stack.push(i);
-    }
-    db.exec("COMMIT");
+    })).immediate();
     db.close();
-  });
-  const floorBytes = dirBytes(floorFile);
-  removeDir(floorFile);
-
-  report.add({
-    section: SECTION,
-    name: `export of a ${target.toLocaleString("en-US")}-key tree (${nodes.toLocaleString("en-US")} nodes), reopened store`,
-    value: nodes / (exportNs / 1e9),
-    unit: "nodes/s",
-    floorName: "200,000 nodes/s (SPEC target)",
-    floorValue: 200_000,
-    target: 1,
-    note: `${(exportNs / 1e9).toFixed(1)} s; the store holds ${mib(srcBytes)} (all ${version} versions)`,
-  });
-  report.add({
-    section: SECTION,
-    name: "  export, against iterating as many rows",
-    value: nodes / (exportNs / 1e9),
-    unit: "nodes/s",
-    floorName: `raw SELECT * iterating ${nodes.toLocaleString("en-US")} rows (kv, then log and branch tables) of the same file`,
-    floorValue: nodes / (selectNs / 1e9),
-  });
-  report.add({
-    section: SECTION,
-    name: `import via Tree.import (${nodes.toLocaleString("en-US")} nodes, stream in memory)`,
-    value: nodes / (importNs / 1e9),
-    unit: "nodes/s",
-    floorName: "hash every node + insert the same rows in 1 tx (summed)",
-    floorValue: nodes / ((hashNs + insertNs) / 1e9),
-    target: 1.67,
-    note: `target: ≥ 0.6× the floor; import ${(importNs / 1e9).toFixed(1)} s; floor hashing ${(hashNs / 1e9).toFixed(1)} s + inserting ${(insertNs / 1e9).toFixed(1)} s; imported store ${mib(dstBytes)}, floor file ${mib(floorBytes)}`,
-  });
-  report.add({
-    section: SECTION,
-    name: "import time vs building the same tree by commits",
-    value: importNs / 1e9,
-    unit: "s",
-    floorName: `${buildVersions} commits, ${buildOps.toLocaleString("en-US")} changes (set/remove + commit), the initial load excluded`,
-    floorValue: buildNs / 1e9,
-    note: "context: how much faster a node joins by state sync than by replaying the history",
-  });
+  }));
+  const floorRates = perLayout((l) => nodes / ((hashNs + insertNs[l]) / 1e9));
+  const floor = fasterPlain(floorRates, "nodes/s", "hash every node + insert the same rows in 1 tx");
+  const files = LAYOUTS.map((l) => `${l} ${int(mib(bytesOf(layoutFile(dir, "nodes", l))))}`).join(", ");
+  const note = `import ${(importNs / 1e9).toFixed(1)} s; floor hashing ${(hashNs / 1e9).toFixed(1)} s; imported store ` +
+    `${int(mib(bytesOf(join(dir, "imported"))))} MiB, floor files ${files} MiB`;
+  const name = `import via Tree.import (${int(nodes)} nodes, stream in memory)`;
+  b.row(name, nodes / (importNs / 1e9), "nodes/s", floor, { target: 1.67, note });
+  b.row("import time against building the same tree by commits", importNs / 1e9, "s",
+    floorOf(`${g.versions} commits of ${int(g.ops)} changes (the initial load excluded)`, g.treeNs / 1e9),
+    { note: "context: how much faster a node joins by state sync than by replaying history" });
 }

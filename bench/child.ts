@@ -1,0 +1,143 @@
+/**
+ * Bench child processes (see `Child` in bench/harness.ts), talking to the bench over IPC:
+ *
+ * - `grow <dir> <durability>`: a store alone in its process, so that the RSS measured is the store's and not the
+ *   bench's (the workload generator's live keys, the floors' page caches). Each message is one version's changes:
+ *   it applies and commits them and answers the set/remove + commit time in ns, sampling RSS after the set/remove
+ *   and after the commit. `null` ends the run with a {@link GrowResult}.
+ * - `reader <dir> <seed> <store>...`: reads in a loop, `at(v).get(key)` through `Tree.openReadOnly`, of the facts the
+ *   writer sends after each commit (a key's value hash at a version, or null when deleted), checking every read. One
+ *   batch in ten reads the writer's plain versioned tables instead (both layouts in turn): the floor. `"stop"` ends
+ *   it with a {@link ReaderResult}.
+ * @module
+ */
+import { hash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { setImmediate as tick } from "node:timers/promises";
+import type { Statement } from "better-sqlite3";
+import { Tree, type OpenOptions } from "../src/index.js";
+import { LAYOUTS, layoutFile, plainDb, type Layout } from "./harness.js";
+import { Rng, type Change } from "./workload.js";
+
+/** Resident memory in MiB from /proc/self/status: all of it, anonymous (heap), and mapped files. */
+export interface Rss {
+  rss: number;
+  anon: number;
+  file: number;
+}
+
+export interface GrowResult {
+  latest: number;
+  size: number;
+  base: Rss;
+  peak: Rss;
+  peakVersion: number;
+  /** V8 heap used at the peak, MiB. */
+  peakHeap: number;
+}
+
+/** A checkable read: in store `s`, key `k` holds at version `v` a value whose sha256 (hex) is `h`, or none. */
+export interface Fact {
+  s: number;
+  k: Uint8Array;
+  v: number;
+  h: string | null;
+}
+
+export interface ReaderResult {
+  reads: number;
+  ms: number;
+  /** The floor's reads and their time, per layout. */
+  plain: Record<Layout, { reads: number; ms: number }>;
+  mismatches: number;
+  errors: number;
+  firstError?: string;
+}
+
+function rss(): Rss {
+  const text = readFileSync("/proc/self/status", "utf8");
+  const mib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(text)?.[1]) / 1024;
+  return { rss: mib("VmRSS"), anon: mib("RssAnon"), file: mib("RssFile") };
+}
+
+const send = (m: unknown): void => void process.send!(m as object);
+
+function grow(dir: string, durability: OpenOptions["durability"]): void {
+  const tree = Tree.open(dir, { durability });
+  const r: GrowResult = { latest: 0, size: 0, base: rss(), peak: rss(), peakVersion: 0, peakHeap: 0 };
+  const sample = (version: number): void => {
+    const now = rss();
+    const peakHeap = process.memoryUsage().heapUsed / 2 ** 20;
+    if (now.rss > r.peak.rss) Object.assign(r, { peak: now, peakVersion: version, peakHeap });
+  };
+  let busy = Promise.resolve();
+  process.on("message", (m) => {
+    const changes = m as Change[] | null;
+    busy = busy.then(async () => {
+      if (changes === null) {
+        await tree.flush();
+        Object.assign(r, { latest: tree.version, size: tree.size });
+        tree.close();
+        return void (send(r), process.disconnect());
+      }
+      const t0 = process.hrtime.bigint();
+      for (const c of changes) {
+        if (!c.delete) tree.set(c.key, c.value!);
+        else if (!tree.remove(c.key)) throw new Error("bench: remove of a live key found nothing");
+      }
+      const t1 = process.hrtime.bigint();
+      sample(tree.version + 1);
+      const t2 = process.hrtime.bigint();
+      tree.commit();
+      const t3 = process.hrtime.bigint();
+      sample(tree.version);
+      send(Number(t1 - t0 + (t3 - t2)));
+    });
+  });
+}
+
+async function reader(dir: string, seed: number, stores: string[]): Promise<void> {
+  const trees = stores.map((s) => Tree.openReadOnly(join(dir, s)));
+  const newest = "SELECT value FROM kv WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1";
+  const open = (s: string, l: Layout): Statement => plainDb(layoutFile(dir, `plain-${s}`, l), true).prepare(newest).pluck();
+  const plains = LAYOUTS.map((l) => stores.map((s) => open(s, l)));
+  const facts: Fact[] = [];
+  let stop = false;
+  process.on("message", (m) => (m === "stop" ? (stop = true) : facts.push(...(m as Fact[]))));
+  process.on("disconnect", () => (stop = true));
+  while (facts.length === 0) await tick();
+  send("ready");
+  const none = (): { reads: number; ms: number } => ({ reads: 0, ms: 0 });
+  const r: ReaderResult = { ...none(), plain: { rowid: none(), "without rowid": none() }, mismatches: 0, errors: 0 };
+  const rng = new Rng(seed);
+  const got: Array<Uint8Array | undefined> = [];
+  for (let batch = 0; !stop; batch++) {
+    const picked = Array.from({ length: 100 }, () => facts[rng.int(facts.length)]!);
+    const floor = batch % 10 !== 9 ? -1 : batch % 20 === 9 ? 0 : 1; // a tenth of the batches: each layout in turn
+    const t0 = performance.now();
+    picked.forEach((f, i) => {
+      try {
+        const plain = (): Uint8Array | undefined => (plains[floor]![f.s]!.get(f.k, f.v) as Uint8Array | null) ?? undefined;
+        got[i] = floor < 0 ? trees[f.s]!.at(f.v).get(f.k) : plain();
+      } catch (e) {
+        r.errors++;
+        r.firstError ??= e instanceof Error ? e.message : String(e);
+        got[i] = undefined;
+      }
+    });
+    const into = floor < 0 ? r : r.plain[LAYOUTS[floor]!];
+    into.ms += performance.now() - t0;
+    into.reads += picked.length;
+    picked.forEach((f, i) => (r.mismatches += f.h === (got[i] === undefined ? null : hash("sha256", got[i], "hex")) ? 0 : 1));
+    await tick();
+  }
+  for (const t of trees) t.close();
+  send(r);
+  process.disconnect();
+}
+
+const [role, dir, ...rest] = process.argv.slice(2);
+if (role === "grow") grow(dir!, rest[0] as OpenOptions["durability"]);
+else if (role === "reader") await reader(dir!, Number(rest[0]), rest.slice(1));
+else throw new Error(`bench child: unknown role ${role}`);
