@@ -30,7 +30,7 @@ export interface Backend {
   readonly logsOps: boolean;
   /** The last committed version at open (0 for none) and its root. */
   readonly opened: Latest;
-  /** The value of `key` in the last committed version (used when `logsOps`). */
+  /** The value of `key` in the last committed version (used when `logsOps`), in an array of the caller's own. */
   committedValue(key: Uint8Array): Uint8Array | undefined;
   /** Persists a version; throws with nothing changed when it cannot. */
   commit(c: CommitInput): void;

@@ -156,9 +156,9 @@ export class Tree {
     checkKey(key);
     // Copies: the tree's own arrays (a value still waiting to be written, say) must not change through the result.
     if (!this.backend.logsOps) return findLeaf(this.working, key, this.backend.src)?.value?.slice();
-    const c = this.log.change(key);
+    const c = this.log.changes.size > 0 ? this.log.change(key) : undefined;
     if (c !== undefined) return c.value?.slice();
-    return this.backend.committedValue(key)?.slice();
+    return this.backend.committedValue(key);
   }
 
   /** True when `key` is present in the working state. */

@@ -7,15 +7,15 @@ import { equalBytes } from "../base/bytes.js";
 import { checkIterateOptions, checkKey } from "../base/validate.js";
 import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../tree/audit.js";
 import type { ExportNode } from "../tree/export-node.js";
-import { exportItem, postOrder } from "../tree/export-walk.js";
 import type { IterateOptions } from "../tree/iterate.js";
 import { hashNode, type Node } from "../tree/node.js";
 import { createProof, type CommitmentProof, type ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { VersionRow } from "../sqlite/rows.js";
-import { leafId } from "../sqlite/shards.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { StoreSource } from "./node-source.js";
+import { leafSource } from "./leaf-stream.js";
+import { walkVersion } from "./version-walk.js";
 
 /** The value of a stored leaf: its own value row. */
 export function storedValue(store: StoreReader): ValueOf {
@@ -33,10 +33,6 @@ export interface VersionTree {
   src: StoreSource;
 }
 
-const NO_VALUE = new Uint8Array(0);
-
-/** Nodes handed out per checked read of an export or audit walk. */
-const WALK_BATCH = 256;
 
 /** A version row, and the count of rollbacks the store had recorded before the row was read. */
 export interface ReadStart {
@@ -146,35 +142,17 @@ export class StoreView implements ReadonlyTree {
     });
   }
 
-  /**
-   * The version's nodes in post-order. Leaves come out in key order, which is the order of the version's value rows:
-   * their values (and, for an export, their keys) are read from one range scan instead of a lookup each, and the
-   * walk loads nodes without linking them into the tree, so that memory stays O(height). With `withHashes`, leaves
-   * are loaded too, for the hashes stored with them. Nodes come in batches, each read checked whole.
-   */
+  /** The version's nodes in post-order, read in batches (version-walk.ts), each batch's reads checked whole. */
   private *walk(withHashes: boolean): Generator<StoredNode> {
-    const { root, src } = this.read(() => this.tree());
-    const nodes = postOrder(root, src.uncached(!withHashes));
-    const leaves = this.store.range(this.row.version, undefined, undefined, false, this.read);
-    for (;;) {
-      this.alive();
-      const batch = this.read(() => {
-        const out: StoredNode[] = [];
-        for (let r = nodes.next(); r.done !== true; r = nodes.next()) {
-          const n = r.value;
-          if (n.height === 0) {
-            const row = leaves.next();
-            if (row.done === true || row.value[3] !== leafId(n.seq) || row.value[2] !== n.version || (n.key.length > 0 && !equalBytes(n.key, row.value[0]))) {
-              throw new IavlError("CORRUPT", `the leaves of version ${this.row.version} disagree with its value rows`);
-            }
-            out.push({ node: { key: row.value[0], value: row.value[1], version: n.version, height: 0 }, storedHash: withHashes ? n.hash : undefined });
-          } else out.push({ node: exportItem(n, () => NO_VALUE), storedHash: n.hash });
-          if (out.length === WALK_BATCH) break;
-        }
-        return out;
-      });
-      yield* batch;
-      if (batch.length < WALK_BATCH) return;
+    const { root } = this.read(() => this.tree());
+    const leaves = leafSource(this.store, this.store.db.name, this.row.version, this.since, this.row.size, this.read);
+    try {
+      for (const batch of walkVersion(root, this.store, leaves, this.read, withHashes)) {
+        this.alive();
+        yield* batch;
+      }
+    } finally {
+      leaves.close();
     }
   }
 }

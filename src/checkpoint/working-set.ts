@@ -4,7 +4,6 @@
  * budget; reopening loads the last checkpoint and replays the log since, checking the root hash.
  * @module
  */
-import { keyId } from "../base/bytes.js";
 import type { Node } from "../tree/node.js";
 import type { ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
@@ -91,12 +90,13 @@ export class WorkingSet {
     return { version: latest.version, root };
   }
 
-  /** The value of `key` in the last committed version. */
+  /** The value of `key` in the last committed version, in an array of the caller's own. */
   committedValue(key: Uint8Array): Uint8Array | undefined {
     if (this.queue !== undefined) {
-      const c = this.queue.pending(keyId(key));
-      if (c !== undefined) return c.value ?? undefined;
+      const c = this.queue.pending(key);
+      if (c !== undefined) return c.value?.slice();
     }
+    // A row read from SQLite is already a fresh array.
     return this.store.valueAt(key, Number.MAX_SAFE_INTEGER) ?? undefined;
   }
 

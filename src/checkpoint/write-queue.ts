@@ -4,6 +4,7 @@
  * @module
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
+import { keyId } from "../base/bytes.js";
 import { IavlError, type ErrorCode } from "../base/errors.js";
 import { startWorker } from "../base/threads.js";
 import type { Change } from "../tree/version-log.js";
@@ -90,11 +91,13 @@ export class WriteQueue {
     this.queued.push({ version: w.version.version, changes, landed });
   }
 
-  /** The newest queued change of `key` not yet durable, if any (`keyId` as the tree tracks it). */
-  pending(keyId: string): Change | undefined {
+  /** The newest queued change of `key` not yet durable, if any. */
+  pending(key: Uint8Array): Change | undefined {
     this.trim();
+    if (this.queued.length === 0) return undefined;
+    const id = keyId(key);
     for (let i = this.queued.length - 1; i >= 0; i--) {
-      const c = this.queued[i]!.changes.get(keyId);
+      const c = this.queued[i]!.changes.get(id);
       if (c !== undefined) return c;
     }
     return undefined;

@@ -62,6 +62,14 @@ export function setSync(db: Connection, sync: Sync): void {
   db.pragma(`synchronous = ${sync.toUpperCase()}`);
 }
 
+/**
+ * Maps up to `bytes` of the file into memory on a connection that scans a whole version (an export's leaves):
+ * pages are then read without a copy. Not for the writer, whose memory it would grow.
+ */
+export function mapFile(db: Connection, bytes: number): void {
+  db.pragma(`mmap_size = ${bytes}`);
+}
+
 /** Moves every page of the WAL into the database file and empties the WAL. */
 export function checkpointWal(db: Connection): void {
   db.pragma("wal_checkpoint(TRUNCATE)");

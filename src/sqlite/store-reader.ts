@@ -22,6 +22,15 @@ export interface ReplayBase {
 /** Whether a version a reader began on is still the one it read: kept, pruned since, or replaced by a rollback. */
 export type VersionState = "kept" | "pruned" | "rolled-back";
 
+/** A leaves row as {@link StoreReader.leafPage} gives it. */
+export interface LeafPageRow {
+  id: number;
+  version: number;
+  key: Uint8Array;
+  hash: Uint8Array | null;
+  value: Uint8Array | null;
+}
+
 /** The operations of a version, and the id of the first leaves row they made. */
 export interface VersionOps {
   firstLeaf: number;
@@ -157,6 +166,57 @@ export class StoreReader {
     };
   }
 
+  /**
+   * Branches by node key, many at once: each table's share in one query, in storage order. Returns what it found,
+   * in no particular order (a missing one is the caller's to notice).
+   */
+  branches(refs: ReadonlyArray<readonly [version: number, seq: number]>): BranchRow[] {
+    const out: BranchRow[] = [];
+    let left = refs;
+    for (let attempt = 0; left.length > 0 && attempt < 2; attempt++) {
+      const byTable = new Map<string, Array<readonly [number, number]>>();
+      for (const r of left) {
+        const t = this.tableFor(r[0]);
+        let a = byTable.get(t);
+        if (a === undefined) byTable.set(t, (a = []));
+        a.push(r);
+      }
+      const found = new Set<string>();
+      for (const [table, group] of byTable) {
+        group.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+        const text =
+          `SELECT b.version, b.seq, b.key, b.height, b.size, b.hash, b.left_version, b.left_seq, b.right_version, b.right_seq ` +
+          `FROM json_each(?) AS j JOIN ${table} AS b ON b.version = j.value ->> 0 AND b.seq = j.value ->> 1`;
+        let rows: Row[];
+        try {
+          rows = sql(this.db, text).raw().all(JSON.stringify(group)) as Row[];
+        } catch (e) {
+          if (!/no such table/.test((e as Error).message)) throw e;
+          rows = [];
+        }
+        for (const r of rows) {
+          found.add(`${r[0]}/${r[1]}`);
+          out.push({
+            version: r[0] as number,
+            seq: r[1] as number,
+            key: blob(r[2]),
+            height: r[3] as number,
+            size: r[4] as number,
+            hash: blob(r[5]),
+            leftVersion: r[6] as number,
+            leftSeq: r[7] as number,
+            rightVersion: r[8] as number,
+            rightSeq: r[9] as number,
+          });
+        }
+      }
+      // Rows a prune moved (and whose table it dropped) meanwhile are found again in the new layout.
+      left = left.filter((r) => !found.has(`${r[0]}/${r[1]}`));
+      if (left.length > 0 && !this.reloadLayout()) break;
+    }
+    return out;
+  }
+
   /** The stored leaf of `version` in leaves row `id`: its key and hash (undefined for a removal or another version). */
   leaf(version: number, id: number): LeafRow | undefined {
     const r = this.leafStmt.get(id) as Row | undefined;
@@ -223,6 +283,25 @@ export class StoreReader {
       else lower = last;
       first = false;
     }
+  }
+
+  /**
+   * One page of the leaves of `version` in key order, after key `after`: the newest row of each key at or before the
+   * version. Keys removed by then are left out, so a page may hold fewer than `limit` rows; `next` is the key to go
+   * on after, undefined at the end.
+   */
+  leafPage(version: number, after: Uint8Array | undefined, limit: number): { rows: LeafPageRow[]; next: Uint8Array | undefined } {
+    const text =
+      `SELECT l.id, l.version, l.key, l.hash, l.value FROM (SELECT id, max(version) FROM leaves WHERE version <= ? ` +
+      `${after === undefined ? "" : "AND key > ? "}GROUP BY key ORDER BY key LIMIT ?) AS m JOIN leaves AS l ON l.id = m.id ORDER BY l.key`;
+    const args = after === undefined ? [version, limit] : [version, after, limit];
+    const all = sql(this.db, text).raw().all(...args) as Row[];
+    const rows: LeafPageRow[] = [];
+    for (const r of all) {
+      if (r[3] === null) continue;
+      rows.push({ id: r[0] as number, version: r[1] as number, key: blob(r[2]), hash: blob(r[3]), value: r[4] === null ? null : blob(r[4]) });
+    }
+    return { rows, next: all.length < limit ? undefined : blob(all[all.length - 1]![2]) };
   }
 
   /** The branch table holding `version`'s branches: a shard, or the compacted table once pruning (or an import) moved them. */

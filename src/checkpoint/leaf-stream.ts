@@ -1,0 +1,181 @@
+/**
+ * The leaves of one version in key order, as an export or audit walk consumes them: read on the walk's own thread
+ * for small trees, and for large ones by a thread of their own (leaf-thread.ts) that runs ahead of the walk, so that
+ * the random reads of leaves rows overlap the walk's reads of branches on the other core.
+ * @module
+ */
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
+import { IavlError, type ErrorCode } from "../base/errors.js";
+import { startWorker } from "../base/threads.js";
+import type { LeafPageRow, StoreReader } from "../sqlite/store-reader.js";
+
+/** Rows per page. */
+export const LEAF_PAGE = 2048;
+/** Trees with fewer leaves are not worth a thread. */
+const THREAD_FROM = 20_000;
+
+/** Slots of the state shared with the thread (Int32): pages posted, … */
+export const POSTED = 0;
+/** … pages taken, … */
+export const TAKEN = 1;
+/** … 1 to stop. */
+export const STOP = 2;
+/** Pages the thread may post ahead of the walk. */
+export const AHEAD = 4;
+
+/** What the owner passes to the thread. */
+export interface LeafThreadData {
+  file: string;
+  version: number;
+  /** The rollbacks the store had recorded when the read began (see StoreReader.versionState). */
+  since: number;
+  state: SharedArrayBuffer;
+  port: MessagePort;
+}
+
+/** A page as the thread posts it: the rows packed into transferable buffers. */
+export interface PackedPage {
+  /** Per row: id, version. */
+  meta: Float64Array;
+  /** Per row: key length, hash length (−1: null), value length (−1: null). */
+  lens: Int32Array;
+  bytes: Uint8Array;
+  /** The last page. */
+  last: boolean;
+}
+
+/** A failure as the thread posts it. */
+export interface LeafFailure {
+  failed: { code: ErrorCode | undefined; message: string };
+}
+
+/** Packs rows for the trip to the owner. */
+export function packPage(rows: readonly LeafPageRow[], last: boolean): PackedPage {
+  let n = 0;
+  for (const r of rows) n += r.key.length + (r.hash?.length ?? 0) + (r.value?.length ?? 0);
+  const page: PackedPage = { meta: new Float64Array(rows.length * 2), lens: new Int32Array(rows.length * 3), bytes: new Uint8Array(n), last };
+  let p = 0;
+  rows.forEach((r, i) => {
+    page.meta[i * 2] = r.id;
+    page.meta[i * 2 + 1] = r.version;
+    const parts = [r.key, r.hash, r.value];
+    parts.forEach((b, j) => {
+      page.lens[i * 3 + j] = b === null ? -1 : b.length;
+      if (b !== null) page.bytes.set(b, p);
+      p += b?.length ?? 0;
+    });
+  });
+  return page;
+}
+
+function unpack(page: PackedPage): LeafPageRow[] {
+  const rows: LeafPageRow[] = [];
+  let p = 0;
+  const take = (len: number): Uint8Array | null => {
+    if (len < 0) return null;
+    const b = page.bytes.subarray(p, p + len);
+    p += len;
+    return b;
+  };
+  for (let i = 0; i < page.meta.length / 2; i++) {
+    const key = take(page.lens[i * 3]!)!;
+    const hash = take(page.lens[i * 3 + 1]!);
+    const value = take(page.lens[i * 3 + 2]!);
+    rows.push({ id: page.meta[i * 2]!, version: page.meta[i * 2 + 1]!, key, hash, value });
+  }
+  return rows;
+}
+
+/** The next leaves row of a version in key order; undefined after the last. */
+export interface LeafSource {
+  next(): LeafPageRow | undefined;
+  close(): void;
+}
+
+/** Leaves read on the caller's thread, a page at a time through `read`. */
+class InlineLeaves implements LeafSource {
+  private rows: LeafPageRow[] = [];
+  private at = 0;
+  private after: Uint8Array | undefined;
+  private done = false;
+
+  constructor(
+    private readonly store: StoreReader,
+    private readonly version: number,
+    private readonly read: <T>(fn: () => T) => T,
+  ) {}
+
+  next(): LeafPageRow | undefined {
+    while (this.at === this.rows.length) {
+      if (this.done) return undefined;
+      const page = this.read(() => this.store.leafPage(this.version, this.after, LEAF_PAGE));
+      this.rows = page.rows;
+      this.at = 0;
+      this.after = page.next;
+      this.done = page.next === undefined;
+    }
+    return this.rows[this.at++];
+  }
+
+  close(): void {}
+}
+
+/** The longest the walk waits for one page from the thread before it gives up. */
+const PAGE_WAIT_MS = 120_000;
+
+/** Leaves read ahead by a thread of their own. */
+class ThreadLeaves implements LeafSource {
+  private readonly state = new Int32Array(new SharedArrayBuffer(12));
+  private readonly port: MessagePort;
+  private readonly worker: Worker;
+  private rows: LeafPageRow[] = [];
+  private at = 0;
+  private done = false;
+
+  constructor(file: string, version: number, since: number) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    const data: LeafThreadData = { file, version, since, state: this.state.buffer as SharedArrayBuffer, port: port2 };
+    this.worker = startWorker(import.meta.url, "leaf-thread", { workerData: data, transferList: [port2] });
+    this.worker.unref();
+  }
+
+  next(): LeafPageRow | undefined {
+    while (this.at === this.rows.length) {
+      if (this.done) return undefined;
+      this.take();
+    }
+    return this.rows[this.at++];
+  }
+
+  private take(): void {
+    const deadline = Date.now() + PAGE_WAIT_MS;
+    for (;;) {
+      const m = receiveMessageOnPort(this.port)?.message as PackedPage | LeafFailure | undefined;
+      if (m !== undefined) {
+        Atomics.add(this.state, TAKEN, 1);
+        Atomics.notify(this.state, TAKEN);
+        if ("failed" in m) throw new IavlError(m.failed.code ?? "CORRUPT", m.failed.message);
+        this.rows = unpack(m);
+        this.at = 0;
+        this.done = m.last;
+        return;
+      }
+      if (Date.now() > deadline) throw new IavlError("IO_ERROR", "the thread reading the leaves stopped answering");
+      // Posted counts pages sent; wait for the next one (a message can arrive just before its count).
+      Atomics.wait(this.state, POSTED, Atomics.load(this.state, TAKEN), 50);
+    }
+  }
+
+  close(): void {
+    Atomics.store(this.state, STOP, 1);
+    Atomics.notify(this.state, TAKEN);
+    this.port.close();
+    void this.worker.terminate();
+  }
+}
+
+/** The leaves of `version` in key order for a walk over a tree of `size` leaves. */
+export function leafSource(store: StoreReader, file: string, version: number, since: number, size: number, read: <T>(fn: () => T) => T): LeafSource {
+  return size >= THREAD_FROM ? new ThreadLeaves(file, version, since) : new InlineLeaves(store, version, read);
+}

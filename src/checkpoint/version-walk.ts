@@ -1,0 +1,131 @@
+/**
+ * The walk of one stored version's tree in post-order, as an export or an audit needs it, with storage read in
+ * batches instead of a lookup per node: a subtree's branches level by level, each level one query in storage order,
+ * and each batch's leaves rows in one query in id order. Memory stays bounded by one prefetched subtree and one batch,
+ * however large the tree.
+ * @module
+ */
+import { IavlError } from "../base/errors.js";
+import type { StoredNode } from "../tree/audit.js";
+import { exportItem } from "../tree/export-walk.js";
+import { Node, type NodeKey } from "../tree/node.js";
+import { leafId, LEAF_BASE } from "../sqlite/shards.js";
+import type { StoreReader } from "../sqlite/store-reader.js";
+import type { LeafSource } from "./leaf-stream.js";
+import { branchNode } from "./node-rows.js";
+
+/** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
+const SUBTREE_LEVELS = 10;
+
+const NO_BYTES = new Uint8Array(0);
+
+/** Branches loaded ahead of the walk, by node key. */
+class Prefetched {
+  private readonly byVersion = new Map<number, Map<number, Node>>();
+
+  take(ref: NodeKey): Node | undefined {
+    const m = this.byVersion.get(ref.version);
+    const n = m?.get(ref.seq);
+    if (n !== undefined) {
+      m!.delete(ref.seq);
+      if (m!.size === 0) this.byVersion.delete(ref.version);
+    }
+    return n;
+  }
+
+  put(n: Node): void {
+    let m = this.byVersion.get(n.version);
+    if (m === undefined) this.byVersion.set(n.version, (m = new Map()));
+    m.set(n.seq, n);
+  }
+}
+
+/**
+ * Yields the nodes of the tree under `root` in post-order, each with the hash stored for it, in batches of `batch`
+ * nodes; `read` runs each batch's reads (and may check afterwards that the version is still whole). Leaves carry
+ * their key and value from their rows, which `leaves` gives in key order (the leaves' order in the walk); with
+ * `withHashes` their stored hash too (for an audit).
+ */
+export function* walkVersion(
+  root: Node | undefined,
+  store: StoreReader,
+  leaves: LeafSource,
+  read: <T>(fn: () => T) => T,
+  withHashes: boolean,
+  batch = 1024,
+): Generator<StoredNode[]> {
+  if (root === undefined) return;
+  const ahead = new Prefetched();
+
+  /** Loads the branches below `from` (whose children are only known by key) SUBTREE_LEVELS deep. */
+  const prefetch = (from: Node): void => {
+    let level: Array<readonly [number, number]> = [];
+    const refs = (n: Node): void => {
+      for (const r of [n.leftKey, n.rightKey]) if (r !== undefined && r.seq < LEAF_BASE) level.push([r.version, r.seq]);
+    };
+    refs(from);
+    for (let depth = 0; depth < SUBTREE_LEVELS && level.length > 0; depth++) {
+      const rows = store.branches(level);
+      if (rows.length !== level.length) throw new IavlError("CORRUPT", `${level.length - rows.length} branches below ${from.version}/${from.seq} are missing from the store`);
+      level = [];
+      for (const row of rows) {
+        const n = branchNode(row);
+        ahead.put(n);
+        if (depth + 1 < SUBTREE_LEVELS) refs(n);
+      }
+    }
+  };
+
+  const child = (parent: Node, side: "left" | "right"): Node => {
+    const inMemory = parent[side];
+    if (inMemory !== undefined) return inMemory;
+    const ref = side === "left" ? parent.leftKey : parent.rightKey;
+    if (ref === undefined) throw new IavlError("CORRUPT", `node ${parent.version}/${parent.seq} has a child neither in memory nor in storage`);
+    if (ref.seq >= LEAF_BASE) {
+      // A stub: its row is read with its batch's.
+      const stub = new Node(NO_BYTES, undefined, ref.version, 0, 1);
+      stub.seq = ref.seq;
+      return stub;
+    }
+    let n = ahead.take(ref);
+    if (n === undefined) {
+      prefetch(parent);
+      n = ahead.take(ref);
+      if (n === undefined) throw new IavlError("CORRUPT", `node ${ref.version}/${ref.seq} is missing from the store`);
+    }
+    return n;
+  };
+
+  // Parallel stacks: a node, and whether its children were already pushed (so its turn comes after theirs).
+  const nodes: Node[] = [root];
+  const expanded: boolean[] = [false];
+  while (nodes.length > 0) {
+    const out = read(() => {
+      const got: Node[] = [];
+      while (nodes.length > 0 && got.length < batch) {
+        const top = nodes.length - 1;
+        const n = nodes[top]!;
+        if (n.height === 0 || expanded[top] === true) {
+          nodes.pop();
+          expanded.pop();
+          got.push(n);
+        } else {
+          expanded[top] = true;
+          // Right first, so that the left subtree is on top and comes out first.
+          nodes.push(child(n, "right"), child(n, "left"));
+          expanded.push(false, false);
+        }
+      }
+      return got.map((n): StoredNode => {
+        if (n.height > 0) return { node: exportItem(n, () => NO_BYTES), storedHash: n.hash };
+        // The leaves rows of the version and the tree's leaves must be the same, in the same (key) order.
+        const row = leaves.next();
+        if (row === undefined || row.id !== leafId(n.seq) || row.version !== n.version || row.hash === null || row.value === null) {
+          throw new IavlError("CORRUPT", `the leaves of version ${n.version === row?.version ? n.version : "?"} disagree with the tree at leaf ${n.version}/${n.seq}`);
+        }
+        return { node: { key: row.key, value: row.value, version: n.version, height: 0 }, storedHash: withHashes ? row.hash : undefined };
+      });
+    });
+    yield out;
+  }
+}
