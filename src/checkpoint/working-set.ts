@@ -77,7 +77,9 @@ export class WorkingSet {
     this.nextLeaf = this.store.nextLeafId();
     this.opened = this.load();
     this.wal = new WalCheckpointer(file, options.busyTimeoutMs);
-    if (options.asyncQueue !== undefined) this.queue = new WriteQueue(file, this.opened.version, options.asyncQueue, options.busyTimeoutMs, this.wal.shared);
+    // Values in flight to the writer thread count against the memory budget: a quarter of it at most.
+    const inFlight = (options.memoryBudgetMiB * 2 ** 20) / 4;
+    if (options.asyncQueue !== undefined) this.queue = new WriteQueue(file, this.opened.version, options.asyncQueue, inFlight, options.busyTimeoutMs, this.wal.shared);
   }
 
   /** Reopen: the last checkpoint, then the log since, checked against the stored root hash. */

@@ -8,6 +8,7 @@ import { keyId } from "../base/bytes.js";
 import { IavlError, type ErrorCode } from "../base/errors.js";
 import { startWorker } from "../base/threads.js";
 import type { Change } from "../tree/version-log.js";
+import { packWrite } from "../sqlite/packed-write.js";
 import type { VersionWrite } from "../sqlite/rows.js";
 
 /** Slots of the state shared with the writer thread (BigInt64): the newest durable version, … */
@@ -42,6 +43,8 @@ const CLOSE_WAIT_MS = 60_000;
 /** A version handed to the writer but perhaps not yet on disk, with what reads need meanwhile. */
 interface Queued {
   version: number;
+  /** Bytes it carries, counted against the queue's bound until it lands. */
+  bytes: number;
   changes: Map<string, Change>;
   /** Runs once the version is on disk. */
   landed: () => void;
@@ -55,11 +58,15 @@ export class WriteQueue {
   private readonly queued: Queued[] = [];
   private failure: IavlError | undefined;
   private exited = false;
+  /** Bytes of the versions in {@link queued}. */
+  private bytes = 0;
 
   constructor(
     file: string,
     durable: number,
     private readonly capacity: number,
+    /** Bytes (keys, values, hashes) that may be in flight before `commit()` waits. */
+    private readonly maxBytes: number,
     busyTimeoutMs: number,
     walState: SharedArrayBuffer,
   ) {
@@ -82,13 +89,21 @@ export class WriteQueue {
     return Number(Atomics.load(this.state, DURABLE));
   }
 
-  /** Hands `w` to the writer, first waiting for room in the queue. */
+  /**
+   * Hands `w` to the writer, first waiting for room in the queue (at most `capacity` versions and `maxBytes` bytes
+   * in flight). The version goes packed into two buffers that are transferred, not cloned.
+   */
   push(w: VersionWrite, changes: Map<string, Change>, landed: () => void): void {
     this.check();
-    const oldest = this.queued[0];
-    if (this.queued.length >= this.capacity && oldest !== undefined) this.waitFor(oldest.version);
-    this.worker.postMessage({ write: w });
-    this.queued.push({ version: w.version.version, changes, landed });
+    const packed = packWrite(w);
+    const bytes = packed.bytes.length;
+    for (let oldest = this.queued[0]; oldest !== undefined; oldest = this.queued[0]) {
+      if (this.queued.length < this.capacity && this.bytes + bytes <= this.maxBytes) break;
+      this.waitFor(oldest.version);
+    }
+    this.worker.postMessage({ packed }, [packed.nums.buffer as ArrayBuffer, packed.bytes.buffer as ArrayBuffer]);
+    this.queued.push({ version: w.version.version, bytes, changes, landed });
+    this.bytes += bytes;
   }
 
   /** The newest queued change of `key` not yet durable, if any. */
@@ -158,7 +173,11 @@ export class WriteQueue {
 
   private trim(): void {
     const d = this.durable;
-    while (this.queued.length > 0 && this.queued[0]!.version <= d) this.queued.shift()!.landed();
+    while (this.queued.length > 0 && this.queued[0]!.version <= d) {
+      const q = this.queued.shift()!;
+      this.bytes -= q.bytes;
+      q.landed();
+    }
   }
 
   private stopped(): void {

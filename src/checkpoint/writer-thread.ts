@@ -6,6 +6,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { IavlError, isIavlError } from "../base/errors.js";
 import { openWriter } from "../sqlite/connection.js";
+import { unpackWrite, type PackedWrite } from "../sqlite/packed-write.js";
 import type { VersionWrite } from "../sqlite/rows.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 import { boundWal } from "../sqlite/wal.js";
@@ -21,7 +22,7 @@ const wal = new Int32Array(data.walState);
 const db = openWriter(data.file, "normal", data.busyTimeoutMs);
 const store = new StoreWriter(db);
 
-parentPort!.on("message", (msg: { write?: VersionWrite; close?: true }) => {
+parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
   if (msg.close) {
     try {
       db.close();
@@ -32,7 +33,7 @@ parentPort!.on("message", (msg: { write?: VersionWrite; close?: true }) => {
     }
     return;
   }
-  const w = msg.write!;
+  const w = unpackWrite(msg.packed!);
   try {
     if (Atomics.load(state, FAILED) !== 0n) return;
     boundWal(db, data.file);
