@@ -5,7 +5,7 @@ import { Importer } from "../src/tree/importer.js";
 import type { ExportNode } from "../src/tree/export-node.js";
 import { decodeItems, DEFAULT_MAX_ITEM_BYTES, encodeItems } from "../src/sync/wire.js";
 import { concatBytes, equalBytes, toHex, uvarint } from "../src/base/bytes.js";
-import { EMPTY_HASH } from "../src/base/hash.js";
+import { digestBytes, EMPTY_HASH } from "../src/base/hash.js";
 import { Mutator } from "../src/tree/mutate.js";
 import { hashNode, MEMORY_SOURCE, type Node } from "../src/tree/node.js";
 import { memoryValue } from "../src/tree/root-view.js";
@@ -49,7 +49,7 @@ function baseTree(): { root: Node; version: number } {
 
 const { root, version: target } = baseTree();
 const original: ExportNode[] = [...exportNodes(root, MEMORY_SOURCE, memoryValue)];
-const originalHash = toHex(hashNode(root, MEMORY_SOURCE));
+const originalHash = toHex(digestBytes(hashNode(root, MEMORY_SOURCE)));
 const wireItems: Uint8Array[] = [...encodeItems(original)];
 
 const wire = concatBytes(...wireItems);
@@ -78,7 +78,7 @@ function importNodes(nodes: ExportNode[]): Outcome {
     const imp = new Importer({ version: target });
     for (const n of nodes) imp.add(n);
     const r = imp.finish();
-    return { kind: "accepted", hash: toHex(r === undefined ? EMPTY_HASH : r.hash!), nodes };
+    return { kind: "accepted", hash: toHex(r === undefined ? EMPTY_HASH : digestBytes(r.hash!)), nodes };
   } catch (e) {
     return judge(e);
   }
@@ -93,7 +93,7 @@ async function importWire(data: Uint8Array): Promise<Outcome> {
       imp.add(n);
     }
     const r = imp.finish();
-    return { kind: "accepted", hash: toHex(r === undefined ? EMPTY_HASH : r.hash!), nodes: seen };
+    return { kind: "accepted", hash: toHex(r === undefined ? EMPTY_HASH : digestBytes(r.hash!)), nodes: seen };
   } catch (e) {
     return judge(e);
   }

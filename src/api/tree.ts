@@ -5,7 +5,7 @@
 import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkIterable, checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
-import { EMPTY_HASH } from "../base/hash.js";
+import { digestBytes, EMPTY_DIGEST, type Digest } from "../base/hash.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { iterateLeaves, type IterateOptions } from "../tree/iterate.js";
 import { Mutator } from "../tree/mutate.js";
@@ -127,8 +127,7 @@ export class Tree {
   /** Root hash of the last committed version (the empty hash before the first commit). */
   get hash(): Uint8Array {
     this.open();
-    // Copies: the tree's own hash arrays must not be changed through what it returns.
-    return (this.committed === undefined ? EMPTY_HASH : hashNode(this.committed, this.backend.src)).slice();
+    return digestBytes(this.committed === undefined ? EMPTY_DIGEST : hashNode(this.committed, this.backend.src));
   }
 
   /** Number of keys in the last committed version. */
@@ -196,22 +195,25 @@ export class Tree {
   /** The root hash the working state would commit to. */
   workingHash(): Uint8Array {
     this.open();
-    return (this.working === undefined ? EMPTY_HASH : hashNode(this.working, this.backend.src)).slice();
+    return digestBytes(this.workingDigest());
+  }
+
+  private workingDigest(): Digest {
+    return this.working === undefined ? EMPTY_DIGEST : hashNode(this.working, this.backend.src);
   }
 
   /** Commits the working state as the next version. Nothing changes when the store refuses the write. */
   commit(): CommitResult {
     this.open();
     const version = this.mutator.version;
-    const hash = this.workingHash();
+    const hash = this.workingDigest();
     this.backend.commit({ version, root: this.working, hash, log: this.log });
     this.committed = this.working;
     this.lastVersion = version;
     this.mutator.version = version + 1;
     this.log = new VersionLog();
     this.generation++;
-    // A copy of its own: the store may still be writing `hash`.
-    return { version, hash: hash.slice() };
+    return { version, hash: digestBytes(hash) };
   }
 
   /** A read-only view of committed `version`. */

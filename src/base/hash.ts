@@ -1,24 +1,45 @@
 /**
  * The IAVL node hashes (SPEC §1), byte for byte as cosmos/iavl `node.go` `writeHashBytes`.
+ *
+ * Inside the library a hash is a {@link Digest}: the 32 bytes as a latin1 string (one char per byte), which is what
+ * node:crypto's one-shot `hash()` returns without a Buffer, and one small heap object instead of a Uint8Array's three:
+ * a tree holds one per node, so this is most of what its garbage collector sees. Hashes cross the public API, and
+ * SQLite, as Uint8Arrays ({@link digestBytes}, {@link toDigest}).
  * @module
  */
 import { hash as nodeHash } from "node:crypto";
 import { putUvarint, putVarint } from "./bytes.js";
 
-/**
- * SHA-256 of `data`. node:crypto's one-shot `hash()` is 2–3× faster than a pure-JS SHA-256 here; asking it for a
- * latin1 string and copying into a heap Uint8Array avoids a Buffer's external allocation per hash, which the
- * benchmark measured at more than the digest itself.
- */
-export function sha256(data: Uint8Array): Uint8Array {
-  const s = nodeHash("sha256", data, "binary"); // "binary" is latin1: one char per byte
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) out[i] = s.charCodeAt(i);
+/** A SHA-256 digest as a 32-char latin1 string (char i = byte i). */
+export type Digest = string;
+
+/** SHA-256 of `data`. */
+export function sha256(data: Uint8Array): Digest {
+  return nodeHash("sha256", data, "binary"); // "binary" is latin1: one char per byte
+}
+
+/** The bytes of a digest, in an array of their own. */
+export function digestBytes(d: Digest): Uint8Array {
+  const out = new Uint8Array(d.length);
+  for (let i = 0; i < d.length; i++) out[i] = d.charCodeAt(i);
   return out;
 }
 
+/** The digest whose bytes are `b` (a hash read from storage or given by a caller). */
+export function toDigest(b: Uint8Array): Digest {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
+}
+
+/** SHA-256 of `data` as bytes. */
+export function sha256Bytes(data: Uint8Array): Uint8Array {
+  return digestBytes(sha256(data));
+}
+
 /** The root hash of an empty tree: sha256 of nothing. */
-export const EMPTY_HASH: Uint8Array = sha256(new Uint8Array(0));
+export const EMPTY_DIGEST: Digest = sha256(new Uint8Array(0));
+
+/** The root hash of an empty tree, as bytes (the public constant; the library never hands it out itself). */
+export const EMPTY_HASH: Uint8Array = digestBytes(EMPTY_DIGEST);
 
 // One scratch buffer for preimages: hashing is synchronous, so no two calls overlap. Views of it are kept by
 // length, since making a subarray per hash cost as much as a tenth of the hash.
@@ -33,14 +54,21 @@ function room(n: number): Uint8Array {
   return scratch;
 }
 
-function digest(len: number): Uint8Array {
+function digest(len: number): Digest {
   let v = views[len];
   if (v === undefined) views[len] = v = scratch.subarray(0, len);
   return sha256(v);
 }
 
+/** Writes the 32 bytes of `d` with their uvarint length at `p`; returns the position after them. */
+function putDigest(buf: Uint8Array, p: number, d: Digest): number {
+  buf[p++] = 32;
+  for (let i = 0; i < 32; i++) buf[p + i] = d.charCodeAt(i);
+  return p + 32;
+}
+
 /** Hash of a leaf: `varint(0) ‖ varint(1) ‖ varint(version) ‖ bytes(key) ‖ bytes(sha256(value))`. */
-export function leafHash(key: Uint8Array, valueHash: Uint8Array, version: number): Uint8Array {
+export function leafHash(key: Uint8Array, valueHash: Digest, version: number): Digest {
   const buf = room(key.length + 64);
   let p = putVarint(buf, 0, 0);
   p = putVarint(buf, p, 1);
@@ -48,23 +76,15 @@ export function leafHash(key: Uint8Array, valueHash: Uint8Array, version: number
   p = putUvarint(buf, p, key.length);
   buf.set(key, p);
   p += key.length;
-  p = putUvarint(buf, p, valueHash.length);
-  buf.set(valueHash, p);
-  p += valueHash.length;
-  return digest(p);
+  return digest(putDigest(buf, p, valueHash));
 }
 
 /** Hash of an inner node: `varint(height) ‖ varint(size) ‖ varint(version) ‖ bytes(left) ‖ bytes(right)`. */
-export function innerHash(height: number, size: number, version: number, left: Uint8Array, right: Uint8Array): Uint8Array {
+export function innerHash(height: number, size: number, version: number, left: Digest, right: Digest): Digest {
   const buf = room(100);
   let p = putVarint(buf, 0, height);
   p = putVarint(buf, p, size);
   p = putVarint(buf, p, version);
-  p = putUvarint(buf, p, left.length);
-  buf.set(left, p);
-  p += left.length;
-  p = putUvarint(buf, p, right.length);
-  buf.set(right, p);
-  p += right.length;
-  return digest(p);
+  p = putDigest(buf, p, left);
+  return digest(putDigest(buf, p, right));
 }

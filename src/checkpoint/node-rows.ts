@@ -3,6 +3,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import { digestBytes, toDigest } from "../base/hash.js";
 import { Node } from "../tree/node.js";
 import type { BranchRow, LeafRow } from "../sqlite/rows.js";
 import { leafId, leafSeq } from "../sqlite/shards.js";
@@ -20,7 +21,7 @@ export function branchRow(n: Node): BranchRow {
     key: n.key,
     height: n.height,
     size: n.size,
-    hash: n.hash,
+    hash: digestBytes(n.hash),
     leftVersion: l.version,
     leftSeq: l.seq,
     rightVersion: r.version,
@@ -31,13 +32,13 @@ export function branchRow(n: Node): BranchRow {
 /** The row of a hashed, numbered leaf. */
 export function leafRow(n: Node): LeafRow {
   if (n.hash === undefined || n.seq === 0) throw new IavlError("CORRUPT", `leaf ${n.version}/${n.seq} cannot be stored: it is unhashed or unnumbered`);
-  return { version: n.version, id: leafId(n.seq), key: n.key, hash: n.hash };
+  return { version: n.version, id: leafId(n.seq), key: n.key, hash: digestBytes(n.hash) };
 }
 
 /** A branch loaded from its row: children known by node key only. */
 export function branchNode(b: BranchRow): Node {
   const n = new Node(b.key, undefined, b.version, b.height, b.size);
-  n.hash = b.hash;
+  n.hash = toDigest(b.hash);
   n.seq = b.seq;
   n.leftKey = { version: b.leftVersion, seq: b.leftSeq };
   n.rightKey = { version: b.rightVersion, seq: b.rightSeq };
@@ -47,7 +48,7 @@ export function branchNode(b: BranchRow): Node {
 /** A leaf loaded from its row: key and hash, its value left in the value rows. */
 export function leafNode(l: LeafRow): Node {
   const n = new Node(l.key, undefined, l.version, 0, 1);
-  n.hash = l.hash;
+  n.hash = toDigest(l.hash);
   n.seq = leafSeq(l.id);
   return n;
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { sha256 } from "../base/hash.js";
+import { sha256, type Digest } from "../base/hash.js";
 import { Node, type NodeKey, type NodeSource } from "../tree/node.js";
 import { LEAF_BASE, leafId } from "../sqlite/shards.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
@@ -38,7 +38,7 @@ export class StoreSource implements NodeSource {
     return c;
   }
 
-  valueHash(leaf: Node): Uint8Array {
+  valueHash(leaf: Node): Digest {
     // Only leaves of the working version lack a stored hash, and they still hold their value.
     if (leaf.value === undefined) throw new IavlError("CORRUPT", "a leaf has neither a hash nor a value");
     return sha256(leaf.value);

@@ -5,7 +5,7 @@
  */
 import { IavlError } from "../base/errors.js";
 import { equalBytes, toHex } from "../base/bytes.js";
-import { EMPTY_HASH, innerHash, leafHash, sha256 } from "../base/hash.js";
+import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../base/hash.js";
 import { Mutator } from "../tree/mutate.js";
 import { hashNode, type Node } from "../tree/node.js";
 import type { VersionRow } from "../sqlite/rows.js";
@@ -30,9 +30,9 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
     const rows = vo.ops.reduce((n, op) => n + (op.row ? 1 : 0), 0);
     root = replayVersion(m, root, v, vo, store.leafHashes(vo.firstLeaf, rows));
   }
-  const h = root === undefined ? EMPTY_HASH : hashNode(root, src);
-  if (!equalBytes(h, row.hash)) {
-    throw new IavlError("CORRUPT", `replaying to version ${row.version} gives root ${toHex(h)}, but the store recorded ${toHex(row.hash)}`);
+  const h = root === undefined ? EMPTY_DIGEST : hashNode(root, src);
+  if (h !== toDigest(row.hash)) {
+    throw new IavlError("CORRUPT", `replaying to version ${row.version} gives root ${toHex(digestBytes(h))}, but the store recorded ${toHex(row.hash)}`);
   }
   return root;
 }
@@ -43,12 +43,13 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
  * the next commit publishes a root hash built on it.
  */
 function checkRoot(store: StoreReader, src: StoreSource, root: Node | undefined, row: VersionRow): void {
-  let got: Uint8Array;
-  if (root === undefined) got = EMPTY_HASH;
+  let got: Digest;
+  if (root === undefined) got = EMPTY_DIGEST;
   else if (root.height === 0) got = leafHash(root.key, sha256(store.valueAt(root.key, root.version) ?? new Uint8Array(0)), root.version);
   else got = innerHash(root.height, root.size, root.version, hashNode(src.left(root), src), hashNode(src.right(root), src));
-  if (!equalBytes(got, row.hash) || (root?.hash !== undefined && !equalBytes(root.hash, row.hash))) {
-    throw new IavlError("CORRUPT", `the stored root of version ${row.version} hashes to ${toHex(got)}, but the store recorded ${toHex(row.hash)}`);
+  const recorded = toDigest(row.hash);
+  if (got !== recorded || (root?.hash !== undefined && root.hash !== recorded)) {
+    throw new IavlError("CORRUPT", `the stored root of version ${row.version} hashes to ${toHex(digestBytes(got))}, but the store recorded ${toHex(row.hash)}`);
   }
 }
 

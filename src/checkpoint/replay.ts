@@ -5,6 +5,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import { toDigest } from "../base/hash.js";
 import type { Mutator } from "../tree/mutate.js";
 import { Node } from "../tree/node.js";
 import { leafSeq } from "../sqlite/shards.js";
@@ -29,7 +30,7 @@ export function replayVersion(mutator: Mutator, root: Node | undefined, version:
     if (row !== undefined) {
       const hash = hashes.get(row);
       if (hash === undefined) throw new IavlError("CORRUPT", `the leaf of version ${version} in leaves row ${row} is missing`);
-      leaf.hash = hash;
+      leaf.hash = toDigest(hash);
       leaf.seq = leafSeq(row);
     }
     root = mutator.setLeaf(root, leaf).root;

@@ -3,7 +3,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { equalBytes } from "../base/bytes.js";
+import { toDigest } from "../base/hash.js";
 import { checkIterateOptions, checkKey } from "../base/validate.js";
 import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../tree/audit.js";
 import type { ExportNode } from "../tree/export-node.js";
@@ -127,7 +127,7 @@ export class StoreView implements ReadonlyTree {
   }
 
   audit(options?: AuditOptions): AuditReport {
-    return auditVersion(this, this.walk(true), this.read(() => this.row.hash), options);
+    return auditVersion(this, this.walk(true), this.read(() => toDigest(this.row.hash)), options);
   }
 
   proof(key: Uint8Array): CommitmentProof {
@@ -135,7 +135,7 @@ export class StoreView implements ReadonlyTree {
     return this.read(() => {
       const { root, src } = this.tree();
       const h = root === undefined ? undefined : hashNode(root, src);
-      if (h !== undefined && !equalBytes(h, this.row.hash)) {
+      if (h !== undefined && h !== toDigest(this.row.hash)) {
         throw new IavlError("CORRUPT", `the rebuilt tree of version ${this.row.version} does not match its stored hash`);
       }
       return createProof(root, key, src, storedValue(this.store));

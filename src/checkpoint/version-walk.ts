@@ -6,6 +6,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import { toDigest } from "../base/hash.js";
 import type { StoredNode } from "../tree/audit.js";
 import { exportItem } from "../tree/export-walk.js";
 import { Node, type NodeKey } from "../tree/node.js";
@@ -123,7 +124,7 @@ export function* walkVersion(
         if (row === undefined || row.id !== leafId(n.seq) || row.version !== n.version || row.hash === null || row.value === null) {
           throw new IavlError("CORRUPT", `the leaves of version ${n.version === row?.version ? n.version : "?"} disagree with the tree at leaf ${n.version}/${n.seq}`);
         }
-        return { node: { key: row.key, value: row.value, version: n.version, height: 0 }, storedHash: withHashes ? row.hash : undefined };
+        return { node: { key: row.key, value: row.value, version: n.version, height: 0 }, storedHash: withHashes ? toDigest(row.hash) : undefined };
       });
     });
     yield out;

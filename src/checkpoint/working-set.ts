@@ -11,6 +11,7 @@ import type { CommitInput } from "../tree/version-log.js";
 import type { Connection } from "../sqlite/connection.js";
 import type { LeafWrite, VersionRow, VersionWrite } from "../sqlite/rows.js";
 import { leafSeq } from "../sqlite/shards.js";
+import { digestBytes } from "../base/hash.js";
 import { packOps, type PackedOp } from "../sqlite/version-ops.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 import { collectDirty } from "./checkpoint.js";
@@ -117,7 +118,7 @@ export class WorkingSet {
           leaf.seq = leafSeq(id);
           finals.push(leaf);
         }
-        leaves.push({ id: id++, key: op.key, hash: leaf?.hash ?? null, value: leaf?.value ?? null });
+        leaves.push({ id: id++, key: op.key, hash: leaf?.hash === undefined ? null : digestBytes(leaf.hash), value: leaf?.value ?? null });
       }
       return { key: op.key, set: op.leaf !== undefined, row: op.last };
     });
@@ -132,7 +133,7 @@ export class WorkingSet {
       const write: VersionWrite = {
         version: {
           version: c.version,
-          hash: c.hash,
+          hash: digestBytes(c.hash),
           size: root?.size ?? 0,
           checkpoint,
           rootVersion: checkpoint && root !== undefined ? root.version : null,

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, renameSync, rmSync, rmdirSync } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path";
 import type { Worker } from "node:worker_threads";
 import { IavlError } from "../base/errors.js";
-import { EMPTY_HASH } from "../base/hash.js";
+import { digestBytes, EMPTY_DIGEST } from "../base/hash.js";
 import { startWorker } from "../base/threads.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { Importer } from "../tree/importer.js";
@@ -84,7 +84,7 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
     options.onProgress?.(items);
     const commit: VersionRow = {
       version: options.version,
-      hash: root?.hash ?? EMPTY_HASH,
+      hash: digestBytes(root?.hash ?? EMPTY_DIGEST),
       size: root?.size ?? 0,
       checkpoint: true,
       rootVersion: root?.version ?? null,

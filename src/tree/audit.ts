@@ -5,7 +5,7 @@
  */
 import { IavlError } from "../base/errors.js";
 import { compareBytes, equalBytes, toHex } from "../base/bytes.js";
-import { EMPTY_HASH } from "../base/hash.js";
+import { digestBytes, EMPTY_DIGEST, type Digest } from "../base/hash.js";
 import type { ExportNode } from "./export-node.js";
 import { Importer } from "./importer.js";
 
@@ -31,7 +31,7 @@ export interface AuditOptions {
 /** A node of the version in post-order, with the hash its storage holds for it (undefined: none kept apart). */
 export interface StoredNode {
   node: ExportNode;
-  storedHash: Uint8Array | undefined;
+  storedHash: Digest | undefined;
 }
 
 /** What an audit reads of the version besides its nodes: its number, its key count and its key/value index. */
@@ -58,7 +58,7 @@ const MAX_LISTED = 10;
  * A fault (including an `IavlError` the store raises while reading, such as `CORRUPT`) is recorded in
  * {@link AuditReport.faults}; only other errors (I/O, SQLite) are thrown.
  */
-export function auditVersion(view: AuditedVersion, nodes: Iterable<StoredNode>, storedHash: Uint8Array, options: AuditOptions = {}): AuditReport {
+export function auditVersion(view: AuditedVersion, nodes: Iterable<StoredNode>, storedHash: Digest, options: AuditOptions = {}): AuditReport {
   const version = view.version;
   const faults: string[] = [];
   const counts = { mismatch: 0, hash: 0 };
@@ -76,8 +76,8 @@ export function auditVersion(view: AuditedVersion, nodes: Iterable<StoredNode>, 
       if (++count % 4096 === 0) options.onProgress?.(count);
       if (importing) {
         try {
-          const h = imp.add(node);
-          if (stored !== undefined && !equalBytes(h, stored)) listed("hash", hashFault(node, stored, h));
+          const h = imp.addNode(node);
+          if (stored !== undefined && h !== stored) listed("hash", hashFault(node, stored, h));
         } catch (e) {
           // The importer refuses everything after its first refusal; keep walking to compare the leaves.
           if (!(e instanceof IavlError)) throw e;
@@ -117,10 +117,10 @@ export function auditVersion(view: AuditedVersion, nodes: Iterable<StoredNode>, 
     if (importing) {
       try {
         const root = imp.finish();
-        const got = root?.hash ?? EMPTY_HASH;
-        if (!equalBytes(got, storedHash)) {
+        const got = root?.hash ?? EMPTY_DIGEST;
+        if (got !== storedHash) {
           faults.push(
-            `root hash: rehashing every node gives ${toHex(got)}, but the store recorded ${toHex(storedHash)} ` +
+            `root hash: rehashing every node gives ${hex(got)}, but the store recorded ${hex(storedHash)} ` +
               `(a key, value or node row no longer matches its hash)`,
           );
         }
@@ -140,8 +140,12 @@ export function auditVersion(view: AuditedVersion, nodes: Iterable<StoredNode>, 
   return { ok: faults.length === 0, version, nodes: count, leaves, faults };
 }
 
-function hashFault(node: ExportNode, stored: Uint8Array, rehashed: Uint8Array): string {
-  const got = `(stored hash ${toHex(stored)}, rehashed ${toHex(rehashed)})`;
+function hex(d: Digest): string {
+  return toHex(digestBytes(d));
+}
+
+function hashFault(node: ExportNode, stored: Digest, rehashed: Digest): string {
+  const got = `(stored hash ${hex(stored)}, rehashed ${hex(rehashed)})`;
   if (node.height === 0) return `key ${short(node.key)}: its value does not match the leaf hash the tree stores, version ${node.version} ${got}`;
   return `branch of version ${node.version}, height ${node.height}, key ${short(node.key)}: its stored hash is not the hash of its children ${got}`;
 }

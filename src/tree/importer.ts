@@ -11,7 +11,7 @@ import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkIterable } from "../base/validate.js";
 import { compareBytes, equalBytes, toHex } from "../base/bytes.js";
-import { EMPTY_HASH, innerHash, leafHash, sha256 } from "../base/hash.js";
+import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../base/hash.js";
 import { Node } from "./node.js";
 import type { ExportNode } from "./export-node.js";
 
@@ -100,7 +100,7 @@ export class Importer {
   private readonly onNodes: ((batch: Node[]) => void) | undefined;
   private readonly batchSize: number;
   private readonly retain: boolean;
-  private readonly expectedHash: Uint8Array | undefined;
+  private readonly expectedHash: Digest | undefined;
 
   /** Completed subtrees not yet joined under a parent, with the smallest key of each (its leftmost leaf's key). */
   private stack: Node[] = [];
@@ -121,7 +121,7 @@ export class Importer {
     this.onNodes = o.onNodes;
     this.batchSize = o.batchSize ?? DEFAULT_BATCH_SIZE;
     this.retain = o.retain ?? true;
-    this.expectedHash = o.expectedHash;
+    this.expectedHash = o.expectedHash === undefined ? undefined : toDigest(o.expectedHash);
   }
 
   /** Number of items accepted so far. */
@@ -129,11 +129,13 @@ export class Importer {
     return this.items;
   }
 
-  /**
-   * Adds the next item of the stream and returns the hash it computed for it; throws `INVALID_SNAPSHOT` (and refuses
-   * all later calls) if it does not fit.
-   */
-  add(item: ExportNode): Uint8Array {
+  /** Adds the next item of the stream; throws `INVALID_SNAPSHOT` (and refuses all later calls) if it does not fit. */
+  add(item: ExportNode): void {
+    this.addNode(item);
+  }
+
+  /** @internal {@link add}, returning the hash it computed for the item (an audit compares it with the stored one). */
+  addNode(item: ExportNode): Digest {
     this.checkOpen();
     const at = `snapshot item ${this.items}`;
     if (typeof item !== "object" || item === null) this.refuse(`${at}: not an export node object`);
@@ -207,7 +209,7 @@ export class Importer {
       this.batch.push(node);
       if (this.batch.length >= this.batchSize) this.flush();
     }
-    return node.hash;
+    return node.hash!;
   }
 
   /**
@@ -222,9 +224,9 @@ export class Importer {
     }
     const root = this.stack[0];
     if (this.expectedHash !== undefined) {
-      const got = root === undefined ? EMPTY_HASH : root.hash!;
-      if (!equalBytes(got, this.expectedHash)) {
-        this.refuse(`${at}: root hash ${toHex(got)} differs from the expected ${toHex(this.expectedHash)}`);
+      const got = root === undefined ? EMPTY_DIGEST : root.hash!;
+      if (got !== this.expectedHash) {
+        this.refuse(`${at}: root hash ${toHex(digestBytes(got))} differs from the expected ${toHex(digestBytes(this.expectedHash))}`);
       }
     }
     this.flush();

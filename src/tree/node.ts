@@ -3,7 +3,7 @@
  * @module
  */
 import { compareBytes } from "../base/bytes.js";
-import { innerHash, leafHash, sha256 } from "../base/hash.js";
+import { innerHash, leafHash, sha256, type Digest } from "../base/hash.js";
 
 /**
  * The first three bytes of a key as a small integer (zero-padded). Lookups compare it first and read the key's
@@ -32,7 +32,7 @@ export interface NodeKey {
  */
 export class Node {
   /** Hash, computed lazily; undefined while the node is part of the working tree and changed since. */
-  hash: Uint8Array | undefined = undefined;
+  hash: Digest | undefined = undefined;
   /** In-memory children; undefined when only `leftKey`/`rightKey` is known (evicted or not yet loaded). */
   left: Node | undefined = undefined;
   right: Node | undefined = undefined;
@@ -76,7 +76,7 @@ export interface NodeSource {
   left(node: Node): Node;
   right(node: Node): Node;
   /** The value hash of a leaf (a store may keep it without the value). */
-  valueHash(leaf: Node): Uint8Array;
+  valueHash(leaf: Node): Digest;
 }
 
 /** The source of a tree held wholly in memory: every child is present. */
@@ -91,14 +91,14 @@ export const MEMORY_SOURCE: NodeSource = {
     if (n === undefined) throw new Error("iavlite: inner node without a right child in memory");
     return n;
   },
-  valueHash(leaf: Node): Uint8Array {
+  valueHash(leaf: Node): Digest {
     if (leaf.value === undefined) throw new Error("iavlite: leaf without a value in memory");
     return sha256(leaf.value);
   },
 };
 
 /** Computes (and caches) the hash of `node` and of every unhashed node beneath it. */
-export function hashNode(node: Node, src: NodeSource): Uint8Array {
+export function hashNode(node: Node, src: NodeSource): Digest {
   if (node.hash !== undefined) return node.hash;
   if (node.height === 0) {
     node.hash = leafHash(node.key, src.valueHash(node), node.version);

@@ -6,6 +6,7 @@
 import { ics23 } from "@confio/ics23";
 import { IavlError } from "../base/errors.js";
 import { concatBytes, putVarint } from "../base/bytes.js";
+import { digestBytes } from "../base/hash.js";
 import type { Node, NodeSource } from "./node.js";
 import { indexOf, leafAt, pathTo } from "./read.js";
 
@@ -61,7 +62,7 @@ function existence(root: Node, key: Uint8Array, src: NodeSource, valueOf: ValueO
 
 function hashOf(n: Node): Uint8Array {
   if (n.hash === undefined) throw new Error("iavlite: proof over an unhashed node");
-  return n.hash;
+  return digestBytes(n.hash);
 }
 
 /**

@@ -6,7 +6,7 @@ import { IavlError } from "../base/errors.js";
 import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "./audit.js";
 import { exportItem, postOrder } from "./export-walk.js";
 import type { ExportNode } from "./export-node.js";
-import { EMPTY_HASH } from "../base/hash.js";
+import { digestBytes, EMPTY_DIGEST } from "../base/hash.js";
 import { iterateLeaves, type IterateOptions } from "./iterate.js";
 import { hashNode, type Node, type NodeSource } from "./node.js";
 import { createProof, type CommitmentProof, type ValueOf } from "./proof.js";
@@ -27,7 +27,7 @@ export class RootView implements ReadonlyTree {
 
   get hash(): Uint8Array {
     this.guard();
-    return (this.root === undefined ? EMPTY_HASH : hashNode(this.root, this.src)).slice();
+    return digestBytes(this.root === undefined ? EMPTY_DIGEST : hashNode(this.root, this.src));
   }
 
   get size(): number {
@@ -67,7 +67,7 @@ export class RootView implements ReadonlyTree {
 
   audit(options?: AuditOptions): AuditReport {
     this.guard();
-    const stored = this.root === undefined ? EMPTY_HASH : hashNode(this.root, this.src);
+    const stored = this.root === undefined ? EMPTY_DIGEST : hashNode(this.root, this.src);
     const nodes = (function* (v: RootView): Generator<StoredNode> {
       for (const n of postOrder(v.root, v.src)) yield { node: exportItem(n, v.valueOf), storedHash: n.hash };
     })(this);

@@ -4,6 +4,7 @@
  * @module
  */
 import { keyId } from "../base/bytes.js";
+import type { Digest } from "../base/hash.js";
 import type { Node } from "./node.js";
 
 /** One operation of the working version, in order. */
@@ -59,6 +60,6 @@ export class VersionLog {
 export interface CommitInput {
   version: number;
   root: Node | undefined;
-  hash: Uint8Array;
+  hash: Digest;
   log: VersionLog;
 }
