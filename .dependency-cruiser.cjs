@@ -9,6 +9,12 @@
  *   prune, sync pruning and state sync (peers: neither imports the other)
  *   api         the public facade: Tree, MultiTree, their options and backends
  *   cli         the iavlite command
+ *
+ * Beside the layers:
+ *
+ *   verify      iavlite/verify, the proof verifier for browsers: imports nothing from another folder of src/, no Node
+ *               builtin, no better-sqlite3, and of npm packages only @noble/hashes, so that it loads on its own in
+ *               any JavaScript runtime
  */
 const LAYERS = ["base", "tree", "sqlite", "checkpoint", "prune|sync", "api", "cli"];
 
@@ -44,6 +50,34 @@ module.exports = {
       severity: "error",
       from: { path: "^src/", pathNot: "^src/sqlite/" },
       to: { path: "better-sqlite3" },
+    },
+    {
+      name: "verify-stands-alone",
+      comment: "src/verify is loaded on its own in browsers: it may import only its own files",
+      severity: "error",
+      from: { path: "^src/verify/" },
+      to: { path: "^src/", pathNot: "^src/verify/" },
+    },
+    {
+      name: "verify-no-node",
+      comment: "src/verify runs in browsers: no Node builtin (node:crypto, node:buffer, ...)",
+      severity: "error",
+      from: { path: "^src/verify/" },
+      to: { dependencyTypes: ["core"] },
+    },
+    {
+      name: "verify-no-sqlite",
+      comment: "src/verify runs in browsers, where no native module loads",
+      severity: "error",
+      from: { path: "^src/verify/" },
+      to: { path: "better-sqlite3" },
+    },
+    {
+      name: "verify-only-noble-hashes",
+      comment: "src/verify depends on @noble/hashes alone (pure JS, audited, runs everywhere)",
+      severity: "error",
+      from: { path: "^src/verify/" },
+      to: { path: "node_modules/", pathNot: "node_modules/@noble/hashes/" },
     },
     {
       name: "no-unlayered-src",

@@ -153,3 +153,30 @@ export function checkProof(p: CommitmentProof): void {
   }
   if (!found) throw new Error("commitment proof holds no proof");
 }
+
+/** `TendermintSpec.InnerSpec`: prefix exactly 1 byte before the left sibling, 32-byte children, two of them. */
+const TM_CHILD_SIZE = 32;
+const TM_MAX_INNER_PREFIX = 1 + TM_CHILD_SIZE;
+
+/**
+ * Throws unless `proof` passes every check Go's `ExistenceProof.CheckAgainstSpec(TendermintSpec)` makes beyond the JS
+ * verifier's: at most 128 inner ops; per inner op `validateTendermintOps` (a prefix beginning with 0x01, and exactly
+ * 0x01 when the suffix field is present at all, which a protobufjs-decoded op shows as an own `suffix` property),
+ * no prefix beginning with the leaf prefix 0x00 (JS misses a prefix equal to it), a suffix of whole 32-byte children.
+ */
+export function checkTendermintOps(proof: ics23.IExistenceProof): void {
+  const path = proof.path ?? [];
+  if (path.length > GO_DEFAULT_MAX_DEPTH) throw new Error(`path of ${path.length} inner ops exceeds ${GO_DEFAULT_MAX_DEPTH}`);
+  path.forEach((op, i) => {
+    const where = `inner op ${i + 1}`;
+    const prefix = prefixOf(op);
+    if (prefix.length === 0) throw new Error(`${where}: empty prefix`);
+    if (Object.prototype.hasOwnProperty.call(op, "suffix") && op.suffix != null && !(prefix.length === 1 && prefix[0] === 1)) {
+      throw new Error(`${where}: a suffix is present, so the prefix must be exactly 0x01`);
+    }
+    if (prefix[0] !== 1) throw new Error(`${where}: prefix must begin with 0x01`);
+    if (prefix.length > TM_MAX_INNER_PREFIX) throw new Error(`${where}: prefix too long (${prefix.length})`);
+    const suffix = op.suffix ?? new Uint8Array(0);
+    if (suffix.length % TM_CHILD_SIZE !== 0) throw new Error(`${where}: suffix length ${suffix.length} is not a multiple of ${TM_CHILD_SIZE}`);
+  });
+}
