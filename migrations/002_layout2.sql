@@ -15,9 +15,14 @@ CREATE TABLE leaves (
 -- Reads of any version: the newest row of the key at or before it, in one seek.
 CREATE UNIQUE INDEX leaves_by_key ON leaves (key, version);
 
+-- Where a version's leaves rows are: ids first_leaf … first_leaf + leaf_rows − 1, in key order (NULL for a version
+-- whose rows are not known to be so: an imported one).
+ALTER TABLE versions ADD COLUMN first_leaf INTEGER;
+ALTER TABLE versions ADD COLUMN leaf_rows INTEGER;
+
 -- Every set and remove of a version in order (exact replay needs the order when a key is touched twice), packed by
--- src/sqlite/version-ops.ts; the version's leaves rows have ids first_leaf, first_leaf + 1, … in the order of the
--- operations that made them. Kept only for versions after the checkpoint replays start from.
+-- src/sqlite/version-ops.ts, each operation that made a leaves row naming the row by its place after first_leaf.
+-- Kept only for versions after the checkpoint replays start from.
 CREATE TABLE version_ops (
   version    INTEGER PRIMARY KEY,
   first_leaf INTEGER NOT NULL,

@@ -12,6 +12,7 @@ export type { MemoryOptions, OpenOptions, ImportOptions } from "./api/options.js
 export { EMPTY_HASH } from "./base/hash.js";
 export { toHex, fromHex } from "./base/bytes.js";
 export type { ExportNode } from "./tree/export-node.js";
+export type { KeyChange, VersionChange } from "./tree/diff.js";
 export type { AuditReport, AuditOptions } from "./tree/audit.js";
 export type { PruneResult, PruneProgress } from "./prune/pruner.js";
 export type { PruneOptions } from "./api/backend.js";

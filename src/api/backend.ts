@@ -3,6 +3,7 @@
  * @module
  */
 import type { Node, NodeSource } from "../tree/node.js";
+import type { KeyChange } from "../tree/diff.js";
 import type { ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { CommitInput } from "../tree/version-log.js";
@@ -36,6 +37,8 @@ export interface Backend {
   commit(c: CommitInput): void;
   /** A view of a committed version; `latest` is the last committed version; `alive` throws once the tree closed. */
   view(version: number, latest: Latest, alive: () => void): ReadonlyTree;
+  /** The net changes that made committed `version`, in key order (see {@link Tree.changes}). */
+  changes(version: number, latest: Latest, alive: () => void): Iterable<KeyChange>;
   /** Committed versions still readable, oldest first. */
   versions(): number[];
   /** Removes committed versions ≤ `upTo` (never the latest; with `keepEvery`, not its checkpointed multiples). */

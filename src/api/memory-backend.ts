@@ -4,6 +4,7 @@
  */
 import { IavlError } from "../base/errors.js";
 import { MEMORY_SOURCE, type Node } from "../tree/node.js";
+import { diffTrees, type KeyChange } from "../tree/diff.js";
 import { memoryValue, RootView } from "../tree/root-view.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { CommitInput } from "../tree/version-log.js";
@@ -17,6 +18,8 @@ export class MemoryBackend implements Backend {
   readonly logsOps = false;
   readonly opened = { version: 0, root: undefined };
   private readonly roots = new Map<number, Node | undefined>();
+  /** The first version committed (0: none yet). */
+  private first = 0;
   /** Versions ≤ this were pruned. */
   private prunedTo = 0;
 
@@ -26,6 +29,16 @@ export class MemoryBackend implements Backend {
 
   commit(c: CommitInput): void {
     this.roots.set(c.version, c.root);
+    if (this.first === 0) this.first = c.version;
+  }
+
+  changes(version: number, latest: Latest, alive: () => void): KeyChange[] {
+    const after = this.view(version, latest, alive) as RootView;
+    if (version > this.first && !this.roots.has(version - 1)) {
+      throw new IavlError("VERSION_PRUNED", `the changes of version ${version} are gone with version ${version - 1}, which has been pruned`);
+    }
+    const before = version > this.first ? this.roots.get(version - 1) : undefined;
+    return diffTrees(before, after.tree, version - 1, MEMORY_SOURCE, memoryValue).map((c) => ({ key: c.key.slice(), value: c.value?.slice() ?? null }));
   }
 
   view(version: number, latest: Latest, alive: () => void): ReadonlyTree {

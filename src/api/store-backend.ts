@@ -6,6 +6,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import type { KeyChange } from "../tree/diff.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { CommitInput } from "../tree/version-log.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
@@ -91,6 +92,10 @@ export class StoreBackend implements Backend {
 
   view(version: number, latest: Latest, alive: () => void): ReadonlyTree {
     return this.set.view(version, latest, alive);
+  }
+
+  changes(version: number, latest: Latest, alive: () => void): Iterable<KeyChange> {
+    return this.set.changes(version, latest, alive);
   }
 
   versions(): number[] {

@@ -6,6 +6,7 @@ import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkIterable, checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
 import { digestBytes, EMPTY_DIGEST, type Digest } from "../base/hash.js";
+import { checkVersionRange, type VersionChange } from "../tree/diff.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { iterateLeaves, type IterateOptions } from "../tree/iterate.js";
 import { Mutator } from "../tree/mutate.js";
@@ -144,8 +145,9 @@ export class Tree {
     // Copies, so that a caller reusing its buffers cannot change what was set.
     const k = new Uint8Array(key);
     const leaf = Node.leaf(k, new Uint8Array(value), this.mutator.version);
-    if (this.backend.logsOps) this.log.set(k, leaf);
-    this.working = this.mutator.setLeaf(this.working, leaf).root;
+    const r = this.mutator.setLeaf(this.working, leaf);
+    this.working = r.root;
+    if (this.backend.logsOps) this.log.set(k, leaf, r.updated);
     this.generation++;
   }
 
@@ -224,6 +226,24 @@ export class Tree {
       throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.lastVersion})`);
     }
     return this.backend.view(version, { version: this.lastVersion, root: this.committed }, () => this.open());
+  }
+
+  /**
+   * The net changes of each version in [`from`, `to`], version by version, each in key order: every key whose last
+   * operation in the version was a set, with that value, and every key the version removed that existed before it,
+   * with value null (a key created and removed within one version is no change). Read from what the store logs
+   * (no tree walk for a store; for `Tree.memory()`, only the nodes each version made), in pages, so memory stays
+   * bounded. A version whose changes are gone (pruned, or imported) throws `VERSION_PRUNED`.
+   */
+  *changes(from: number, to: number): IterableIterator<VersionChange> {
+    this.open();
+    checkVersionRange(from, to);
+    if (to > this.lastVersion) throw new IavlError("VERSION_NOT_FOUND", `version ${to} was never committed (latest is ${this.lastVersion})`);
+    for (let v = from; v <= to; v++) {
+      for (const c of this.backend.changes(v, { version: this.lastVersion, root: this.committed }, () => this.open())) {
+        yield { version: v, key: c.key, value: c.value };
+      }
+    }
   }
 
   /** The committed versions still readable, oldest first. */

@@ -9,6 +9,7 @@ import { IavlError } from "../base/errors.js";
 import { EMPTY_HASH } from "../base/hash.js";
 import { checkIterateOptions, checkVersion } from "../base/validate.js";
 import type { AuditOptions, AuditReport } from "../tree/audit.js";
+import { checkVersionRange, type VersionChange } from "../tree/diff.js";
 import type { ExportNode } from "../tree/export-node.js";
 import type { IterateOptions } from "../tree/iterate.js";
 import type { CommitmentProof } from "../tree/proof.js";
@@ -112,6 +113,15 @@ export class ReadOnlyStore implements ReadonlyTree {
     this.open();
     checkVersion(version);
     return this.view(startRead(this.store, version));
+  }
+
+  /** The net changes of each version in [`from`, `to`], as `Tree.changes` gives them. */
+  *changes(from: number, to: number): IterableIterator<VersionChange> {
+    this.open();
+    checkVersionRange(from, to);
+    for (let v = from; v <= to; v++) {
+      for (const c of this.view(startRead(this.store, v)).changes()) yield { version: v, key: c.key, value: c.value };
+    }
   }
 
   /** The committed versions kept, oldest first. */

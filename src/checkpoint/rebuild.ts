@@ -10,6 +10,7 @@ import { Mutator } from "../tree/mutate.js";
 import { hashNode, type Node } from "../tree/node.js";
 import type { VersionRow } from "../sqlite/rows.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
+import { rowCount } from "../sqlite/version-ops.js";
 import { StoreSource } from "./node-source.js";
 import { replayVersion } from "./replay.js";
 
@@ -27,8 +28,7 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
   for (let v = from; v <= row.version; v++) {
     const vo = store.ops(v);
     if (vo === undefined) throw new IavlError("CORRUPT", `the operations of version ${v}, which version ${row.version} replays, are missing`);
-    const rows = vo.ops.reduce((n, op) => n + (op.row ? 1 : 0), 0);
-    root = replayVersion(m, root, v, vo, store.leafHashes(vo.firstLeaf, rows));
+    root = replayVersion(m, root, v, vo, store.leafHashes(vo.firstLeaf, rowCount(vo.ops)));
   }
   const h = root === undefined ? EMPTY_DIGEST : hashNode(root, src);
   if (h !== toDigest(row.hash)) {

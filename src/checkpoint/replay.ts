@@ -16,9 +16,8 @@ const NO_VALUE = new Uint8Array(0);
 /** Applies the operations of `version` to `root` and returns the new root; `hashes` are its leaves rows' hashes by id. */
 export function replayVersion(mutator: Mutator, root: Node | undefined, version: number, vo: VersionOps, hashes: Map<number, Uint8Array>): Node | undefined {
   mutator.version = version;
-  let id = vo.firstLeaf;
   for (const op of vo.ops) {
-    const row = op.row ? id++ : undefined;
+    const row = op.row === undefined ? undefined : vo.firstLeaf + op.row;
     if (!op.set) {
       const r = mutator.remove(root, op.key);
       if (r.value === undefined) throw new IavlError("CORRUPT", `the operations of version ${version} remove a key that is absent`);

@@ -6,6 +6,7 @@ import { IavlError } from "../base/errors.js";
 import { toDigest } from "../base/hash.js";
 import { checkIterateOptions, checkKey } from "../base/validate.js";
 import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../tree/audit.js";
+import type { KeyChange } from "../tree/diff.js";
 import type { ExportNode } from "../tree/export-node.js";
 import type { IterateOptions } from "../tree/iterate.js";
 import { hashNode, type Node } from "../tree/node.js";
@@ -26,6 +27,9 @@ export function storedValue(store: StoreReader): ValueOf {
     return v;
   };
 }
+
+/** Rows of a version's changes read at a time. */
+const CHANGES_PAGE = 512;
 
 /** A version's tree and the source that loads its nodes. */
 export interface VersionTree {
@@ -128,6 +132,22 @@ export class StoreView implements ReadonlyTree {
 
   audit(options?: AuditOptions): AuditReport {
     return auditVersion(this, this.walk(true), this.read(() => toDigest(this.row.hash)), options);
+  }
+
+  /** The net changes that made this version, in key order: each key it set, with its value, or removed (null). */
+  *changes(): Generator<KeyChange> {
+    const { firstLeaf, leafRows, version } = this.row;
+    if (firstLeaf === null || leafRows === null) {
+      throw new IavlError("VERSION_PRUNED", `the changes of version ${version} are not kept (an imported version, or one its store kept from before layout 2)`);
+    }
+    const end = firstLeaf + leafRows;
+    for (let after = firstLeaf - 1; ; ) {
+      this.alive();
+      const page = this.read(() => this.store.changeRows(after, end, CHANGES_PAGE));
+      for (const r of page) yield { key: r.key, value: r.value };
+      if (page.length < CHANGES_PAGE) return;
+      after = page[page.length - 1]!.id;
+    }
   }
 
   proof(key: Uint8Array): CommitmentProof {

@@ -6,11 +6,13 @@
  */
 import type { Node } from "../tree/node.js";
 import type { ValueOf } from "../tree/proof.js";
+import type { KeyChange } from "../tree/diff.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import type { CommitInput } from "../tree/version-log.js";
+import type { CommitInput, Op } from "../tree/version-log.js";
 import type { Connection } from "../sqlite/connection.js";
 import type { LeafWrite, VersionRow, VersionWrite } from "../sqlite/rows.js";
 import { leafSeq } from "../sqlite/shards.js";
+import { keyId } from "../base/bytes.js";
 import { digestBytes } from "../base/hash.js";
 import { packOps, type PackedOp } from "../sqlite/version-ops.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
@@ -106,22 +108,24 @@ export class WorkingSet {
   /** Persists a version; throws with nothing changed when it cannot. */
   commit(c: CommitInput): void {
     const { ops, changes } = c.log;
-    // One leaves row per key changed, in the order of each key's last operation; a set's leaf takes its row's id.
+    // One leaves row per key the version changed (set, or removed having been there before it), in key order, so
+    // that the version's changes read back in key order from consecutive ids; a set's leaf takes its row's id.
     const firstLeaf = this.nextLeaf;
-    let id = firstLeaf;
+    const changed = ops.filter((op) => op.last && (op.leaf !== undefined || op.existed)).map((op) => ({ op, id: keyId(op.key) }));
+    changed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const rowOf = new Map<Op, number>();
     const leaves: LeafWrite[] = [];
     const finals: Node[] = [];
-    const packed: PackedOp[] = ops.map((op) => {
-      if (op.last) {
-        const leaf = op.leaf;
-        if (leaf !== undefined) {
-          leaf.seq = leafSeq(id);
-          finals.push(leaf);
-        }
-        leaves.push({ id: id++, key: op.key, hash: leaf?.hash === undefined ? null : digestBytes(leaf.hash), value: leaf?.value ?? null });
+    changed.forEach(({ op }, row) => {
+      rowOf.set(op, row);
+      const leaf = op.leaf;
+      if (leaf !== undefined) {
+        leaf.seq = leafSeq(firstLeaf + row);
+        finals.push(leaf);
       }
-      return { key: op.key, set: op.leaf !== undefined, row: op.last };
+      leaves.push({ id: firstLeaf + row, key: op.key, hash: leaf?.hash === undefined ? null : digestBytes(leaf.hash), value: leaf?.value ?? null });
     });
+    const packed: PackedOp[] = ops.map((op) => ({ key: op.key, set: op.leaf !== undefined, row: rowOf.get(op) }));
     const every = this.options.snapshotEvery;
     // Snapshots kept by keepEvery are checkpoints, so that their trees stay whole after the versions around them go.
     const checkpoint =
@@ -139,6 +143,8 @@ export class WorkingSet {
           rootVersion: checkpoint && root !== undefined ? root.version : null,
           rootSeq: checkpoint && root !== undefined ? root.seq : null,
           ops: ops.length,
+          firstLeaf,
+          leafRows: leaves.length,
         },
         leaves,
         firstLeaf,
@@ -161,7 +167,7 @@ export class WorkingSet {
       for (const leaf of finals) leaf.seq = 0;
       throw e;
     }
-    this.nextLeaf = id;
+    this.nextLeaf = firstLeaf + leaves.length;
     if (checkpoint) {
       this.lastCheckpoint = c.version;
       this.needCheckpoint = false;
@@ -177,8 +183,17 @@ export class WorkingSet {
     }
   }
 
+  /** The net changes that made committed `version`, in key order. */
+  changes(version: number, latest: Latest, alive: () => void): Iterable<KeyChange> {
+    return this.openView(version, latest, alive).changes();
+  }
+
   /** A view of committed `version`; `latest` is the tree's last committed version. */
   view(version: number, latest: Latest, alive: () => void): ReadonlyTree {
+    return this.openView(version, latest, alive);
+  }
+
+  private openView(version: number, latest: Latest, alive: () => void): StoreView {
     if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
     const start = startRead(this.store, version);
     return new StoreView(this.store, start, () => this.treeAt(start.row, latest), alive);

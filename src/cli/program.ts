@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from "commander";
 import { isIavlError } from "../base/errors.js";
 import { lastStatus, UsageError } from "./format.js";
 import { registerBench } from "./bench.js";
+import { registerChanges } from "./changes.js";
 import { registerExport } from "./export.js";
 import { registerGet } from "./get.js";
 import { registerImport } from "./import.js";
@@ -30,6 +31,7 @@ Examples:
   $ iavlite get ./data --store bank 0a0b --hex --prove
   $ iavlite get ./data balance/alice --version 42 --prove
   $ iavlite get ./data --hex 0a0b0c --json
+  $ iavlite changes ./data --store bank --from 40 --to 42 --json --hex
   $ iavlite verify ./data --all
   $ iavlite prune ./data --keep-recent 100
   $ iavlite rollback ./data --to 40            # shows what would be deleted
@@ -57,6 +59,7 @@ export function buildProgram(): Command {
     .addHelpText("after", EXAMPLES);
   registerInfo(program);
   registerGet(program);
+  registerChanges(program);
   registerVerify(program);
   registerPrune(program);
   registerRollback(program);

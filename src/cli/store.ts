@@ -5,6 +5,7 @@
  */
 import { IavlError } from "../base/errors.js";
 import { storeFileIn } from "../sqlite/connection.js";
+import type { VersionChange } from "../tree/diff.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { Tree } from "../api/tree.js";
 
@@ -14,6 +15,7 @@ export interface ReadHandle {
   readonly hash: Uint8Array;
   at(version: number): ReadonlyTree;
   versions(): number[];
+  changes(from: number, to: number): Iterable<VersionChange>;
   close(): void;
 }
 

@@ -28,7 +28,7 @@ interface TaskBase {
 export type PruneTask = TaskBase &
   (
     | { step: "mark"; upTo: number; keepEvery: number | undefined }
-    | { step: "leaves"; through: number; snapshots: number[]; versions: number }
+    | { step: "leaves"; through: number; keepFrom: number; snapshots: number[]; versions: number }
     | { step: "sweep"; through: number; snapshots: number[]; from: Uint8Array | undefined; pages: number }
     | { step: "copy"; plan: PrunePlan; progress?: MessagePort }
     | { step: "swap"; plan: PrunePlan }
@@ -79,7 +79,7 @@ function step(db: Connection, task: PruneTask, checkStop: () => void): unknown {
     case "mark":
       return markPruned(db, task.upTo, task.keepEvery);
     case "leaves":
-      return pruneLeaves(db, task.through, task.snapshots, task.versions);
+      return pruneLeaves(db, task.through, task.keepFrom, task.snapshots, task.versions);
     case "sweep": {
       const bounds = [...task.snapshots, task.through];
       let from = task.from;

@@ -101,7 +101,7 @@ export class Pruner {
     const through = plan.base?.version;
     if (through !== undefined) {
       // Rows superseded at or before the version replays start from are dead, a version at a time.
-      while (!(await this.task<boolean>({ step: "leaves", through, snapshots: plan.snapshots, versions: 16 }))) onProgress?.(2, 5, "values");
+      while (!(await this.task<boolean>({ step: "leaves", through, keepFrom: plan.keepFrom, snapshots: plan.snapshots, versions: 16 }))) onProgress?.(2, 5, "values");
       if (plan.droppedSnapshots) {
         let r: { done: boolean; from?: Uint8Array };
         let from: Uint8Array | undefined;

@@ -14,7 +14,7 @@ import { metaNumber, setMeta } from "./meta.js";
 import { leafSeq, LEAF_BASE } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { insertLeaf, insertOps } from "./store-writer.js";
-import { packOps, type PackedOp } from "./version-ops.js";
+import { packOps } from "./version-ops.js";
 
 /** Layout 1's operation kinds. */
 const DELETE = 0;
@@ -35,35 +35,53 @@ export function upgradeLayout1(db: Connection): void {
   const kvValue = sql(db, "SELECT value FROM kv WHERE key = ? AND version = ?").raw();
   let nextId = 1;
 
+  const compactThrough = metaNumber(db, "compact_through") ?? -1;
+  const existedBefore = sql(db, "SELECT value IS NOT NULL FROM kv WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").pluck();
+  const setRows = sql(db, "UPDATE versions SET first_leaf = ?, leaf_rows = ? WHERE version = ?");
+  // Versions in ascending order, whatever table holds their log.
+  const homes: Array<[version: number, table: string]> = [];
   for (const table of logTables) {
-    const versions = db.prepare(`SELECT DISTINCT version FROM ${table} ORDER BY version`).pluck().all() as number[];
-    const rowsOf = db.prepare(`SELECT seq, key, kind, hash FROM ${table} WHERE version = ? ORDER BY seq`).raw();
-    for (const v of versions) {
-      const log = rowsOf.all(v) as Array<[number, Uint8Array, number, Uint8Array | null]>;
-      const last = new Map<string, number>();
-      log.forEach((r, i) => last.set(Buffer.from(r[1]).toString("latin1"), i));
-      const first = nextId;
-      const ops: PackedOp[] = [];
-      log.forEach(([seq, key, kind, hash], i) => {
-        const row = last.get(Buffer.from(key).toString("latin1")) === i;
-        ops.push({ key, set: kind !== DELETE, row });
-        if (!row) return;
-        const id = nextId++;
-        const kv = kvValue.get(key, v) as [Uint8Array | null] | undefined;
-        if (kind === LEAF) {
-          // A leaf whose value no kept version reads keeps only its hash: an old tree still names it.
-          insertLeaf(db, v, { id, key, hash, value: kv?.[0] ?? null });
-          mapId.run(v, seq, id);
-        } else insertLeaf(db, v, { id, key, hash: null, value: null });
-      });
-      if (v > prunedThrough) insertOps(db, v, first, packOps(ops));
-    }
+    for (const v of db.prepare(`SELECT DISTINCT version FROM ${table}`).pluck().all() as number[]) homes.push([v, table]);
   }
-
-  // A version that changed nothing has no log rows but is replayed all the same.
+  homes.sort((a, b) => a[0] - b[0]);
   const latest = (sql(db, "SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
+  const withLog = new Set<number>();
+  for (const [v, table] of homes) {
+    withLog.add(v);
+    const log = db.prepare(`SELECT seq, key, kind, hash FROM ${table} WHERE version = ? ORDER BY seq`).raw().all(v) as Array<
+      [number, Uint8Array, number, Uint8Array | null]
+    >;
+    const ids = log.map((r) => Buffer.from(r[1]).toString("latin1"));
+    const last = new Map<string, number>();
+    ids.forEach((id, i) => last.set(id, i));
+    // One row per key the version changed: a set, or the removal of a key that was there before (a key created and
+    // removed in the version is no change), in key order.
+    const changed = log
+      .map((r, i) => ({ r, i, id: ids[i]! }))
+      .filter(({ r, i, id }) => last.get(id) === i && (r[2] !== DELETE || existedBefore.get(r[1], v) === 1));
+    changed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const first = nextId;
+    const rowOf = new Map<number, number>();
+    changed.forEach(({ r: [seq, key, kind, hash], i }, row) => {
+      rowOf.set(i, row);
+      const id = first + row;
+      if (kind === LEAF) {
+        // A leaf whose value no kept version reads keeps only its hash: an old tree still names it.
+        const kv = kvValue.get(key, v) as [Uint8Array | null] | undefined;
+        insertLeaf(db, v, { id, key, hash, value: kv?.[0] ?? null });
+        mapId.run(v, seq, id);
+      } else insertLeaf(db, v, { id, key, hash: null, value: null });
+    });
+    nextId += changed.length;
+    if (v > prunedThrough) insertOps(db, v, first, packOps(log.map(([, key, kind], i) => ({ key, set: kind !== DELETE, row: rowOf.get(i) }))));
+    // A compacted log holds only the leaves old trees kept, not the version's changes.
+    if (v > compactThrough) setRows.run(first, changed.length, v);
+  }
+  // A version that changed nothing has no log rows but is replayed (and read for its changes) all the same.
   for (let v = prunedThrough + 1; v <= latest; v++) {
-    if (sql(db, "SELECT 1 FROM version_ops WHERE version = ?").get(v) === undefined) insertOps(db, v, nextId, packOps([]));
+    if (withLog.has(v)) continue;
+    insertOps(db, v, nextId, packOps([]));
+    setRows.run(nextId, 0, v);
   }
 
   // Value rows no log row named (none in a store layout 1 kept whole; written for safety with their hashes).

@@ -25,7 +25,8 @@ export function writeBytes(w: VersionWrite): number {
 /** Packs `w`; the result's buffers can be transferred. */
 export function packWrite(w: VersionWrite): PackedWrite {
   const v = w.version;
-  const nums: number[] = [v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, w.firstLeaf, w.leaves.length, w.branches.length];
+  const nums: number[] = [v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL];
+  nums.push(w.firstLeaf, w.leaves.length, w.branches.length);
   const bytes = new Uint8Array(writeBytes(w));
   let p = 0;
   const put = (b: Uint8Array | null): void => {
@@ -63,7 +64,8 @@ export function unpackWrite(p: PackedWrite): VersionWrite {
     at += len;
     return b;
   };
-  const [version, size, checkpoint, rootVersion, rootSeq, ops, firstLeaf, leafCount, branchCount] = [num(), num(), num(), num(), num(), num(), num(), num(), num()];
+  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount] = [num(), num(), num(), num(), num(), num(), num(), num()];
+  const [firstLeaf, leafCount, branchCount] = [num(), num(), num()];
   const row: VersionRow = {
     version,
     hash: take()!,
@@ -72,6 +74,8 @@ export function unpackWrite(p: PackedWrite): VersionWrite {
     rootVersion: rootVersion === NULL ? null : rootVersion,
     rootSeq: rootSeq === NULL ? null : rootSeq,
     ops,
+    firstLeaf: rowFirst === NULL ? null : rowFirst,
+    leafRows: rowCount === NULL ? null : rowCount,
   };
   const packedOps = take()!;
   const leaves: LeafWrite[] = [];

@@ -82,10 +82,11 @@ export type DeadRows = (key: KeyRows) => number[];
  * Deletes the leaves rows that versions (previous bound, `through`] made dead, version by version, each in one
  * transaction, and their operations (replays start after `through`): each row of such a version makes its key's
  * previous row dead unless a snapshot at or after that row and before the version reads it, and a removal row dies
- * once no older row of its key is left to hide. Rows of a tree still in use (the newest at or before `through`, or a snapshot's) stay.
- * Stops after `maxVersions`; returns true when it reached `through`.
+ * once no older row of its key is left to hide (unless its version is kept: its changes are read from its rows).
+ * Rows of a tree still in use (the newest at or before `through`, or a snapshot's) stay. Stops after `maxVersions`;
+ * returns true when it reached `through`.
  */
-export function pruneLeaves(db: Connection, through: number, snapshots: number[], maxVersions: number): boolean {
+export function pruneLeaves(db: Connection, through: number, keepFrom: number, snapshots: number[], maxVersions: number): boolean {
   const store = new StoreReader(db);
   const from = (metaNumber(db, "leaves_pruned_to") ?? store.firstVersion() - 1) + 1;
   const prev = sql(db, "SELECT id, version FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw();
@@ -95,14 +96,14 @@ export function pruneLeaves(db: Connection, through: number, snapshots: number[]
     const version = v;
     writeTransaction(db, "pruning values", () => {
       const vo = store.ops(version);
-      let id = vo?.firstLeaf ?? 0;
       for (const op of vo?.ops ?? []) {
-        if (!op.row) continue;
+        if (op.row === undefined) continue;
+        const id = vo!.firstLeaf + op.row;
         const p = prev.get(op.key, version) as [number, number] | undefined;
         if (p !== undefined && !snapshots.some((s) => p[1] <= s && s < version)) del.run(p[0]);
         // A removal only hides older rows: with none left (a snapshot may keep one), it goes too.
-        if (!op.set && prev.get(op.key, version) === undefined) del.run(id);
-        id++;
+        const kept = version >= keepFrom || snapshots.includes(version);
+        if (!op.set && !kept && prev.get(op.key, version) === undefined) del.run(id);
       }
       sql(db, "DELETE FROM version_ops WHERE version = ?").run(version);
       setMeta(db, "leaves_pruned_to", version);

@@ -13,6 +13,9 @@ export interface VersionRow {
   rootVersion: number | null;
   rootSeq: number | null;
   ops: number;
+  /** The version's leaves rows are ids firstLeaf … firstLeaf + leafRows − 1, in key order; null when not known. */
+  firstLeaf: number | null;
+  leafRows: number | null;
 }
 
 /** A stored leaf as the tree sees it: its node key (version, LEAF_BASE + id), key and hash. */
@@ -82,8 +85,10 @@ export function toVersionRow(r: unknown[]): VersionRow {
     rootVersion: r[4] as number | null,
     rootSeq: r[5] as number | null,
     ops: r[6] as number,
+    firstLeaf: r[7] as number | null,
+    leafRows: r[8] as number | null,
   };
 }
 
 /** The columns {@link toVersionRow} reads. */
-export const VERSION_COLUMNS = "version, hash, size, checkpoint, root_version, root_seq, ops";
+export const VERSION_COLUMNS = "version, hash, size, checkpoint, root_version, root_seq, ops, first_leaf, leaf_rows";

@@ -217,6 +217,15 @@ export class StoreReader {
     return out;
   }
 
+  /**
+   * A page of a version's leaves rows (ids `first` … `end − 1`, in key order) after row `after`: each key the
+   * version set, with its value, or removed (value null).
+   */
+  changeRows(after: number, end: number, limit: number): Array<{ id: number; key: Uint8Array; value: Uint8Array | null }> {
+    const rows = sql(this.db, "SELECT id, key, hash IS NULL, value FROM leaves WHERE id > ? AND id < ? ORDER BY id LIMIT ?").raw().all(after, end, limit) as Row[];
+    return rows.map((r) => ({ id: r[0] as number, key: blob(r[1]), value: r[2] === 1 || r[3] === null ? null : blob(r[3]) }));
+  }
+
   /** The stored leaf of `version` in leaves row `id`: its key and hash (undefined for a removal or another version). */
   leaf(version: number, id: number): LeafRow | undefined {
     const r = this.leafStmt.get(id) as Row | undefined;

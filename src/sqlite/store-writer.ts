@@ -5,7 +5,7 @@
 import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
 import { initMeta, setMeta } from "./meta.js";
-import type { ImportBatch, LeafWrite, VersionRow, VersionWrite } from "./rows.js";
+import { VERSION_COLUMNS, type ImportBatch, type LeafWrite, type VersionRow, type VersionWrite } from "./rows.js";
 import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { writeTransaction } from "./write-errors.js";
@@ -79,7 +79,7 @@ export class StoreWriter extends StoreReader {
 
   private commitRow(r: VersionRow): void {
     initMeta(this.db, "first_version", r.version);
-    sql(this.db, "INSERT INTO versions (version, hash, size, checkpoint, root_version, root_seq, ops) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+    sql(this.db, `INSERT INTO versions (${VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
       r.version,
       r.hash,
       r.size,
@@ -87,6 +87,8 @@ export class StoreWriter extends StoreReader {
       r.rootVersion,
       r.rootSeq,
       r.ops,
+      r.firstLeaf,
+      r.leafRows,
     );
   }
 

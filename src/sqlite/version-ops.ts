@@ -2,8 +2,8 @@
  * The packed form of a version's operations (the `ops` column of `version_ops`): every set and remove in order, so
  * that a replay rebuilds the tree's exact shape even when a key was touched twice in one version.
  *
- * Each operation is a flags byte (bit 0: a set, else a remove; bit 1: the last operation on its key in the version,
- * which made one of the version's leaves rows), the key's length as a uvarint, and the key.
+ * Each operation is a flags byte (bit 0: a set, else a remove; bit 1: it made one of the version's leaves rows),
+ * the key's length as a uvarint, the key, and, with bit 1, the row's place among the version's rows as a uvarint.
  * @module
  */
 import { IavlError } from "../base/errors.js";
@@ -15,23 +15,25 @@ export interface PackedOp {
   /** A set; else a remove. */
   set: boolean;
   /**
-   * The last operation on its key in the version: it made a leaves row (the leaf of a set, or the removal), whose
-   * id is the version's first leaf id plus the number of such operations before it.
+   * For the last operation on its key in the version (when it changed the key: a set, or the removal of a key that
+   * was there before the version), the place of the leaves row it made among the version's rows, which are in key
+   * order: its id is the version's first leaf id plus this. Undefined for every other operation.
    */
-  row: boolean;
+  row: number | undefined;
 }
 
 /** The packed bytes of `ops`. */
 export function packOps(ops: readonly PackedOp[]): Uint8Array {
   let n = 0;
-  for (const op of ops) n += 1 + 5 + op.key.length;
+  for (const op of ops) n += 1 + 5 + op.key.length + 8;
   const buf = new Uint8Array(n);
   let p = 0;
   for (const op of ops) {
-    buf[p++] = (op.set ? 1 : 0) | (op.row ? 2 : 0);
+    buf[p++] = (op.set ? 1 : 0) | (op.row !== undefined ? 2 : 0);
     p = putUvarint(buf, p, op.key.length);
     buf.set(op.key, p);
     p += op.key.length;
+    if (op.row !== undefined) p = putUvarint(buf, p, op.row);
   }
   return buf.slice(0, p);
 }
@@ -40,20 +42,33 @@ export function packOps(ops: readonly PackedOp[]): Uint8Array {
 export function unpackOps(bytes: Uint8Array, version: number): PackedOp[] {
   const ops: PackedOp[] = [];
   let p = 0;
+  const bad = (): never => {
+    throw new IavlError("CORRUPT", `the operations of version ${version} do not parse`);
+  };
+  const uvarint = (): number => {
+    let n = 0;
+    for (let scale = 1; ; scale *= 0x80) {
+      const b = bytes[p++];
+      if (b === undefined || scale > 2 ** 49) bad();
+      n += (b! & 0x7f) * scale;
+      if (b! < 0x80) return n;
+    }
+  };
   while (p < bytes.length) {
     const flags = bytes[p++]!;
-    let len = 0;
-    let scale = 1;
-    for (;;) {
-      const b = bytes[p++];
-      if (b === undefined || scale > 2 ** 28) throw new IavlError("CORRUPT", `the operations of version ${version} do not parse`);
-      len += (b & 0x7f) * scale;
-      if (b < 0x80) break;
-      scale *= 0x80;
-    }
-    if (p + len > bytes.length || flags > 3) throw new IavlError("CORRUPT", `the operations of version ${version} do not parse`);
-    ops.push({ key: bytes.slice(p, p + len), set: (flags & 1) === 1, row: (flags & 2) === 2 });
+    if (flags > 3) bad();
+    const len = uvarint();
+    if (p + len > bytes.length) bad();
+    const key = bytes.slice(p, p + len);
     p += len;
+    ops.push({ key, set: (flags & 1) === 1, row: (flags & 2) === 2 ? uvarint() : undefined });
   }
   return ops;
+}
+
+/** How many leaves rows the operations made (their ids are the version's first leaf id and the ones after it). */
+export function rowCount(ops: readonly PackedOp[]): number {
+  let n = 0;
+  for (const op of ops) if (op.row !== undefined) n++;
+  return n;
 }

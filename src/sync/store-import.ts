@@ -90,6 +90,8 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
       rootVersion: root?.version ?? null,
       rootSeq: root?.seq ?? null,
       ops: 0,
+      firstLeaf: null,
+      leafRows: null,
     };
     writer.post({ commit });
     await writer.below(1);

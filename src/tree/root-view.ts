@@ -18,7 +18,8 @@ import { checkIterateOptions, checkKey } from "../base/validate.js";
 export class RootView implements ReadonlyTree {
   constructor(
     readonly version: number,
-    protected readonly root: Node | undefined,
+    /** The version's tree. */
+    readonly tree: Node | undefined,
     protected readonly src: NodeSource,
     protected readonly valueOf: ValueOf,
     /** Checked before every read, so that a closed or pruned view fails clearly. */
@@ -27,31 +28,31 @@ export class RootView implements ReadonlyTree {
 
   get hash(): Uint8Array {
     this.guard();
-    return digestBytes(this.root === undefined ? EMPTY_DIGEST : hashNode(this.root, this.src));
+    return digestBytes(this.tree === undefined ? EMPTY_DIGEST : hashNode(this.tree, this.src));
   }
 
   get size(): number {
     this.guard();
-    return this.root?.size ?? 0;
+    return this.tree?.size ?? 0;
   }
 
   get(key: Uint8Array): Uint8Array | undefined {
     checkKey(key);
     this.guard();
-    const leaf = findLeaf(this.root, key, this.src);
+    const leaf = findLeaf(this.tree, key, this.src);
     return leaf === undefined ? undefined : this.valueOf(leaf).slice();
   }
 
   has(key: Uint8Array): boolean {
     checkKey(key);
     this.guard();
-    return findLeaf(this.root, key, this.src) !== undefined;
+    return findLeaf(this.tree, key, this.src) !== undefined;
   }
 
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
     checkIterateOptions(opts);
     this.guard();
-    for (const leaf of iterateLeaves(this.root, opts, this.src)) {
+    for (const leaf of iterateLeaves(this.tree, opts, this.src)) {
       this.guard();
       yield [leaf.key.slice(), this.valueOf(leaf).slice()];
     }
@@ -59,7 +60,7 @@ export class RootView implements ReadonlyTree {
 
   *export(): IterableIterator<ExportNode> {
     this.guard();
-    for (const n of postOrder(this.root, this.src)) {
+    for (const n of postOrder(this.tree, this.src)) {
       this.guard();
       yield exportItem(n, this.valueOf);
     }
@@ -67,9 +68,9 @@ export class RootView implements ReadonlyTree {
 
   audit(options?: AuditOptions): AuditReport {
     this.guard();
-    const stored = this.root === undefined ? EMPTY_DIGEST : hashNode(this.root, this.src);
+    const stored = this.tree === undefined ? EMPTY_DIGEST : hashNode(this.tree, this.src);
     const nodes = (function* (v: RootView): Generator<StoredNode> {
-      for (const n of postOrder(v.root, v.src)) yield { node: exportItem(n, v.valueOf), storedHash: n.hash };
+      for (const n of postOrder(v.tree, v.src)) yield { node: exportItem(n, v.valueOf), storedHash: n.hash };
     })(this);
     return auditVersion(this, nodes, stored, options);
   }
@@ -77,8 +78,8 @@ export class RootView implements ReadonlyTree {
   proof(key: Uint8Array): CommitmentProof {
     checkKey(key);
     this.guard();
-    if (this.root !== undefined) hashNode(this.root, this.src);
-    return createProof(this.root, key, this.src, this.valueOf);
+    if (this.tree !== undefined) hashNode(this.tree, this.src);
+    return createProof(this.tree, key, this.src, this.valueOf);
   }
 }
 

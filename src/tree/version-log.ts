@@ -14,6 +14,8 @@ export interface Op {
   leaf: Node | undefined;
   /** True while no later operation of the version touched the same key. */
   last: boolean;
+  /** The key was in the tree before this version (as its first operation in the version found it). */
+  existed: boolean;
 }
 
 /** The net change of one key in the working version (null = removed). */
@@ -31,14 +33,14 @@ export class VersionLog {
   /** The index in {@link ops} of each key's last operation. */
   private readonly lastOp = new Map<string, number>();
 
-  /** Records a set of `key` (already copied) to `leaf`. */
-  set(key: Uint8Array, leaf: Node): void {
-    this.record(key, leaf, leaf.value ?? null);
+  /** Records a set of `key` (already copied) to `leaf`; `updated`: the key was in the working tree already. */
+  set(key: Uint8Array, leaf: Node, updated: boolean): void {
+    this.record(key, leaf, leaf.value ?? null, updated);
   }
 
   /** Records a removal of `key` (already copied), which was present. */
   remove(key: Uint8Array): void {
-    this.record(key, undefined, null);
+    this.record(key, undefined, null, true);
   }
 
   /** The net change of `key` in this version, if any. */
@@ -46,12 +48,18 @@ export class VersionLog {
     return this.changes.get(keyId(key));
   }
 
-  private record(key: Uint8Array, leaf: Node | undefined, value: Uint8Array | null): void {
+  private record(key: Uint8Array, leaf: Node | undefined, value: Uint8Array | null, found: boolean): void {
     const id = keyId(key);
     const before = this.lastOp.get(id);
-    if (before !== undefined) this.ops[before]!.last = false;
+    // Whether the key was there before the version is what its first operation in the version found.
+    let existed = found;
+    if (before !== undefined) {
+      const prior = this.ops[before]!;
+      prior.last = false;
+      existed = prior.existed;
+    }
     this.lastOp.set(id, this.ops.length);
-    this.ops.push({ key, leaf, last: true });
+    this.ops.push({ key, leaf, last: true, existed });
     this.changes.set(id, { key, value });
   }
 }

@@ -1,0 +1,72 @@
+/**
+ * The net changes between two consecutive versions of a tree held in memory, found from the nodes the later version
+ * made: every subtree it shares with the earlier one is skipped whole, so the cost follows the changes, not the size.
+ * @module
+ */
+import { compareBytes } from "../base/bytes.js";
+import { IavlError } from "../base/errors.js";
+import { checkVersion } from "../base/validate.js";
+import type { Node, NodeSource } from "./node.js";
+import type { ValueOf } from "./proof.js";
+
+/** One net change of a version: the key's new value, or null when the version removed it. */
+export interface KeyChange {
+  key: Uint8Array;
+  value: Uint8Array | null;
+}
+
+/** A net change of `version` (see `Tree.changes`). */
+export interface VersionChange extends KeyChange {
+  version: number;
+}
+
+/**
+ * Checks a range of versions for a change stream: positive integers, `from` ≤ `to`; throws `INVALID_ARGUMENT`.
+ */
+export function checkVersionRange(from: unknown, to: unknown): asserts from is number {
+  checkVersion(from);
+  checkVersion(to);
+  if ((from as number) > (to as number)) throw new IavlError("INVALID_ARGUMENT", `from (${String(from)}) must not be after to (${String(to)})`);
+}
+
+/**
+ * The leaves under `root` in key order, stepping over the subtrees `skip` says to (whole, without loading them).
+ */
+function leavesOf(root: Node | undefined, src: NodeSource, skip: (n: Node) => boolean): Node[] {
+  const out: Node[] = [];
+  const stack: Node[] = root === undefined ? [] : [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (skip(n)) continue;
+    if (n.height === 0) out.push(n);
+    else stack.push(src.right(n), src.left(n));
+  }
+  return out;
+}
+
+/**
+ * The net changes from `before` (the tree of version `beforeVersion`, undefined when empty) to `after` (the tree of
+ * the next version), in key order. A node of `after` no newer than `beforeVersion` was carried over from `before`
+ * untouched, so only the nodes the next version made are walked, and in `before` only what they replaced.
+ */
+export function diffTrees(before: Node | undefined, after: Node | undefined, beforeVersion: number, src: NodeSource, valueOf: ValueOf): KeyChange[] {
+  const shared = new Set<Node>();
+  const added = leavesOf(after, src, (n) => {
+    if (n.version > beforeVersion) return false;
+    shared.add(n);
+    return true;
+  });
+  const gone = leavesOf(before, src, (n) => shared.has(n));
+  const out: KeyChange[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < added.length || j < gone.length) {
+    const c = i === added.length ? 1 : j === gone.length ? -1 : compareBytes(added[i]!.key, gone[j]!.key);
+    if (c <= 0) {
+      out.push({ key: added[i]!.key, value: valueOf(added[i]!) });
+      i++;
+      if (c === 0) j++;
+    } else out.push({ key: gone[j++]!.key, value: null });
+  }
+  return out;
+}
