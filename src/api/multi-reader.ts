@@ -61,6 +61,8 @@ export function multiStoreNames(dir: string): string[] | undefined {
 export class MultiReader {
   private closed = false;
   private whole = 0;
+  /** App proofs of recent versions, with the app hash and store hashes they were made from. */
+  private readonly proved = new Map<number, { appHash: Uint8Array; hashes: Map<string, Uint8Array>; proofs: Map<string, CommitmentProof> }>();
 
   private constructor(
     /** Every store of the folder, by name (sorted): the app hash covers them all. */
@@ -175,17 +177,30 @@ export class MultiReader {
    * The ICS23 proof (existence, `tendermintSpec`) that store `name` had its root hash at `version` under the app hash
    * of `version`: key = the store name in UTF-8, value = its root hash. Throws `INVALID_ARGUMENT` for a plain store
    * folder (no app hash) or a store not served, `CORRUPT` when the stores' hashes do not give the recorded app hash.
+   * Proofs are kept for recent versions and shared between calls: treat the result as read-only.
    */
   appProof(version: number, name: string): CommitmentProof {
     this.store(name);
     if (this.marker === undefined) throw new IavlError("INVALID_ARGUMENT", "a plain store folder has no app hash to prove a store against");
-    const hashes = this.storeHashes(version);
+    this.checkWhole(version);
     const recorded = this.marker.appHashAt(version);
-    const computed = commitInfoHash(hashes);
-    if (recorded !== undefined && !equalBytes(recorded, computed)) {
-      throw new IavlError("CORRUPT", `the stores' root hashes at version ${version} give app hash ${toHex(computed)}, the marker recorded ${toHex(recorded)}`);
+    let entry = this.proved.get(version);
+    // The recorded app hash commits to every store's hash: while it is unchanged, so are the hashes kept for it.
+    if (entry === undefined || recorded === undefined || !equalBytes(entry.appHash, recorded)) {
+      const hashes = this.storeHashes(version);
+      const computed = commitInfoHash(hashes);
+      if (recorded !== undefined && !equalBytes(recorded, computed)) {
+        throw new IavlError("CORRUPT", `the stores' root hashes at version ${version} give app hash ${toHex(computed)}, the marker recorded ${toHex(recorded)}`);
+      }
+      entry = { appHash: computed, hashes, proofs: new Map() };
+      if (recorded !== undefined) {
+        this.proved.set(version, entry);
+        if (this.proved.size > 64) this.proved.delete(this.proved.keys().next().value!);
+      }
     }
-    return appProof(hashes, name);
+    let proof = entry.proofs.get(name);
+    if (proof === undefined) entry.proofs.set(name, (proof = appProof(entry.hashes, name)));
+    return proof;
   }
 
   /** Closes every handle; later calls throw `CLOSED`. */
