@@ -16,6 +16,12 @@ export interface QueryJson {
   proofError?: string;
 }
 
+/** The stores of the serve tests' writer (fixtures/serve-writer.ts). */
+export const SERVE_STORES = ["bank", "lockup", "staking"];
+
+/** `applyVersion`'s arguments after the tree for store `i` at `version`, in the writer and in the tests' models. */
+export const serveOps = (i: number, version: number): [number, number, number] => [version * 10 + i, 120, 300];
+
 const decode = (hex: string): ics23.CommitmentProof => ics23.CommitmentProof.decode(fromHex(hex));
 
 /**

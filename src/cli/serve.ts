@@ -39,8 +39,8 @@ export function registerServe(program: Command, stores: () => readonly string[])
         refreshMs: opts.refreshMs,
         ...(given.length === 0 ? {} : { stores: [...given] }),
       });
-      out(`listening on ${service.url}`);
-      await new Promise<void>((resolve, reject) => {
+      // The handlers first: a client may signal as soon as it reads the line.
+      const stopped = new Promise<void>((resolve, reject) => {
         const stop = (): void => {
           process.off("SIGTERM", stop);
           process.off("SIGINT", stop);
@@ -49,5 +49,7 @@ export function registerServe(program: Command, stores: () => readonly string[])
         process.on("SIGTERM", stop);
         process.on("SIGINT", stop);
       });
+      out(`listening on ${service.url}`);
+      await stopped;
     });
 }

@@ -17,6 +17,7 @@ import { parseOptions } from "../base/options.js";
 import { checkString } from "../base/validate.js";
 import { MultiReader, storeNameSchema } from "../api/multi-reader.js";
 import { cometRoutes } from "./abci.js";
+import { DrainingServer } from "./draining-server.js";
 import { httpError } from "./errors.js";
 import { Follower } from "./follow.js";
 import { createMetrics, metricsPlugin } from "./metrics.js";
@@ -75,10 +76,15 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
   };
   const app = Fastify({
     logger: false,
-    requestTimeout: o.requestTimeoutMs,
     handlerTimeout: o.requestTimeoutMs,
-    // A 64 KiB key is 128 KiB of hex in the URL: Node's default of 16 KiB of headers would refuse it.
-    http: { maxHeaderSize: 4 * o.maxKeyBytes + 16_384 },
+    serverFactory: (handler) => {
+      // A 64 KiB key is 128 KiB of hex in the URL: Node's default of 16 KiB of headers would refuse it.
+      const server = new DrainingServer({ maxHeaderSize: 4 * o.maxKeyBytes + 16_384 }, handler);
+      server.requestTimeout = o.requestTimeoutMs;
+      server.keepAliveTimeout = 72_000;
+      return server;
+    },
+    forceCloseConnections: "idle",
     // JSON-RPC bodies: a batch of keys at the limit, no more.
     bodyLimit: 8 * o.maxKeyBytes + 65_536,
     return503OnClosing: true,
