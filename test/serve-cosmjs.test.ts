@@ -3,11 +3,11 @@
  * `status`), runs `abciQuery` with proofs at several heights while a writer process commits, and the proof ops verify
  * against the app hash the writer's `MultiTree.commit()` returned, checked as cosmjs's own QueryClient checks them.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Comet38Client, connectComet, isComet38Client, Tendermint37Client } from "@cosmjs/tendermint-rpc";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { fromHex, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
@@ -18,9 +18,16 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const main = join(root, "src/cli/main.ts");
 const writerScript = fileURLToPath(new URL("./fixtures/serve-writer.ts", import.meta.url));
 
+/** Every child started, so that a failing test leaves none running. */
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
+
 /** Spawns `node --import tsx args…`, collecting stdout lines. */
 function start(args: string[]): { lines: string[]; exited: Promise<number | null>; kill: (s: NodeJS.Signals) => void; stderr: () => string } {
   const p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(p);
   const lines: string[] = [];
   let buf = "";
   let err = "";

@@ -8,7 +8,7 @@ import http from "node:http";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { commitInfoHash, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b, rng } from "./helpers.js";
@@ -56,7 +56,17 @@ class Proc {
   }
 }
 
-const node = (args: string[]): Proc => new Proc(spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] }));
+/** Every child started, so that a failing test leaves none running. */
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
+
+const node = (args: string[]): Proc => {
+  const p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(p);
+  return new Proc(p);
+};
 
 async function serve(dir: string, ...more: string[]): Promise<{ proc: Proc; url: string }> {
   const proc = node([main, "serve", dir, "--port", "0", ...more]);
