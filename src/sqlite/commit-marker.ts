@@ -114,6 +114,7 @@ export class MarkerReader {
     return h === undefined || h === null ? undefined : blob(h);
   }
 
+  /** Closes the connection. */
   close(): void {
     this.db.close();
   }
