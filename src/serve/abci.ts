@@ -85,7 +85,7 @@ export async function cometRoutes(app: FastifyInstance, o: CometOptions): Promis
   const { follower: f, limits } = o;
 
   const abciQuery = (q: AbciQuery): object => {
-    const m = /^\/store\/([^/]+)\/(.+)$/.exec(q.path);
+    const m = q.path.match(/^\/store\/([^/]+)\/(.+)$/);
     if (m === null) return failed(SDK.unknownRequest, `unknown query path ${q.path}`);
     const [, store, sub] = m as unknown as [string, string, string];
     if (!f.reader.names.includes(store)) return failed(SDK.unknownRequest, `no such store: ${store}`);
