@@ -1,9 +1,10 @@
 /**
  * Child processes of the serve bench (bench/serve.ts), forked with IPC:
  *
- * - `writer <dir> <seed> <initialSize> <skip> <versions>`: opens the multi-store copy in `dir`, generates the same
- *   workload the bench loaded (skipping its initial load and `skip` versions), answers "ready", and on "go" commits
- *   `versions` versions, each timed (set/remove + commit), then answers a {@link WriterResult}.
+ * - `writer <dir> <seed> <initialSize> <skip> <versions> <paceMs>`: opens the multi-store copy in `dir`, generates the
+ *   same workload the bench loaded (skipping its initial load and `skip` versions), answers "ready", and on "go"
+ *   commits `versions` versions, one every `paceMs` (as blocks come), each timed (set/remove + commit), then answers
+ *   a {@link WriterResult}.
  * - `plain-http <dir>`: the v1 `/v1/query` route on bare node:http, with the service's own query code (src/serve) and
  *   `JSON.stringify`: the floor that tells what fastify costs. Prints `listening on <url>`; exits on SIGTERM.
  * @module
@@ -23,12 +24,13 @@ import { Workload } from "./workload.js";
 
 const send = (m: unknown): void => void process.send!(m as object);
 
-async function writer(dir: string, seed: number, initialSize: number, skipped: number, versions: number): Promise<void> {
+async function writer(dir: string, seed: number, initialSize: number, skipped: number, versions: number, paceMs: number): Promise<void> {
   const w = skip(new Workload(serveProfiles(initialSize), seed), skipped);
   const m = MultiTree.open(dir, { stores: w.storeNames, checkpointInterval: SERVE_CHECKPOINT });
   send("ready");
   await new Promise((r) => process.once("message", r));
   const r: WriterResult = { ops: 0, ns: [] };
+  const start = performance.now();
   for (let v = 0; v < versions; v++) {
     const changes = w.nextVersion();
     const t0 = process.hrtime.bigint();
@@ -40,8 +42,9 @@ async function writer(dir: string, seed: number, initialSize: number, skipped: n
     m.commit();
     r.ns.push(Number(process.hrtime.bigint() - t0));
     r.ops += changes.length;
-    // Between blocks, as a node does: lets IPC and the store's threads run.
-    await new Promise((res) => setImmediate(res));
+    // The next block: IPC and the store's threads run meanwhile.
+    const wait = start + (v + 1) * paceMs - performance.now();
+    await new Promise((res) => (wait > 0 ? setTimeout(res, wait) : setImmediate(res)));
   }
   m.close();
   send(r);
@@ -81,6 +84,6 @@ function plainHttp(dir: string): void {
 }
 
 const [role, dir, ...rest] = process.argv.slice(2);
-if (role === "writer") await writer(dir!, Number(rest[0]), Number(rest[1]), Number(rest[2]), Number(rest[3]));
+if (role === "writer") await writer(dir!, Number(rest[0]), Number(rest[1]), Number(rest[2]), Number(rest[3]), Number(rest[4]));
 else if (role === "plain-http") plainHttp(dir!);
 else throw new Error(`bench serve child: unknown role ${role}`);

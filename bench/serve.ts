@@ -1,18 +1,19 @@
 /**
  * The query service under load: `iavlite serve` answering `/v1/query?prove=true` (value, store proof, app proof) to
- * autocannon on localhost while a writer process commits the mixed profile (values ÷10) to the same multi-store.
+ * autocannon on localhost while a writer process commits the mixed profile (values ÷10, changes ÷4) to the same
+ * multi-store, a version every 200 ms as blocks come.
  * Floors from the same run: the same reads and store proofs made in-process through `Tree.openReadOnly` while the
  * same writer commits (the service's rate), the same route on bare node:http (what fastify costs), and the writer
  * alone (the writer's rate under load). Each phase starts from an identical copy of the loaded stores.
  *
  * The main figures read a fixed height (the newest version when the writer starts, as a client asks about a height
- * it was told of). Context rows read the newest version instead, which the writer moves faster than a chain would
- * (a version every ~0.3 s): there each new version's tree is rebuilt once per store before its proofs, replaying the
- * versions since the last checkpoint (every 4 versions here), and that rebuild dominates both sides.
+ * it was told of). Context rows read the newest version instead, which the writer moves five times a second: there
+ * each new version's tree is rebuilt once per store before its proofs, replaying the versions since the last
+ * checkpoint (every 4 versions here).
  * @module
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
-import { cpSync } from "node:fs";
+import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ics23, iavlSpec, tendermintSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
@@ -28,8 +29,11 @@ export interface WriterResult {
   ns: number[];
 }
 
-/** The workload of the serve bench: the mixed profile, values ÷10. */
-export const serveProfiles = (initialSize: number): ReturnType<typeof scaled> => scaled(MIXED, { initialSize, values: 10 });
+/** The workload of the serve bench: the mixed profile, values ÷10 and changes per version ÷4. */
+export const serveProfiles = (initialSize: number): ReturnType<typeof scaled> => scaled(MIXED, { initialSize, values: 10, ops: 4 });
+
+/** The writer commits a version every PACE_MS, as blocks come (a chain's are seconds apart). */
+const PACE_MS = 200;
 
 /** Checkpoint interval of the bench's stores: a reader's proof of the newest version replays at most this many. */
 export const SERVE_CHECKPOINT = 4;
@@ -86,29 +90,43 @@ interface Load {
   seconds: number;
   p99ms: number;
   failed: number;
+  /** CPU time of the answering process over the window, s (NaN where /proc is not there). */
+  cpu: number;
+}
+
+/** CPU time process `pid` has used, s, from /proc (NaN elsewhere). */
+function cpuOf(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Warms the server up (JIT, page cache), then runs autocannon on `paths` from `go()` until what it returns resolves. */
-async function cannon(url: string, paths: string[], go: () => Promise<unknown>): Promise<Load> {
+async function cannon(url: string, pid: number, paths: string[], go: () => Promise<unknown>): Promise<Load> {
   const requests = paths.map((path) => ({ method: "GET" as const, path }));
   await autocannon({ url, connections: CONNECTIONS, amount: 1000, requests });
   let inst: autocannon.Instance | undefined;
   const result = new Promise<autocannon.Result>((resolve, reject) => {
     inst = autocannon({ url, connections: CONNECTIONS, duration: 3600, requests }, (err: unknown, r: autocannon.Result) => (err ? reject(err) : resolve(r)));
   });
+  const cpu0 = cpuOf(pid);
   await go();
+  const cpu = cpuOf(pid) - cpu0;
   inst!.stop();
   const r = await result;
-  return { queries: r["2xx"], seconds: (r.finish.getTime() - r.start.getTime()) / 1000, p99ms: r.latency.p99, failed: r.non2xx + r.errors };
+  return { queries: r["2xx"], seconds: (r.finish.getTime() - r.start.getTime()) / 1000, p99ms: r.latency.p99, failed: r.non2xx + r.errors, cpu };
 }
 
 export async function serve(b: Bench): Promise<void> {
-  const versions = b.q(8, 30);
+  const versions = b.q(15, 50);
   const initialSize = b.q(5_000, 35_000);
   const dir = b.dir("serve");
   const template = join(dir, "template");
 
-  b.log(`loading the mixed profile (values ÷10), ${int(initialSize)} keys × 3 stores, then ${PRE} versions`);
+  b.log(`loading the mixed profile (values ÷10, changes ÷4), ${int(initialSize)} keys × 3 stores, then ${PRE} versions`);
   const w = new Workload(serveProfiles(initialSize), SEED);
   const names = w.storeNames;
   const m = MultiTree.open(template, { stores: names, checkpointInterval: SERVE_CHECKPOINT });
@@ -138,7 +156,7 @@ export async function serve(b: Bench): Promise<void> {
     b.log(`${versions} versions, ${what}${mode === "alone" ? "" : `, ${at} height, beside the writer`}`);
     const d = join(dir, `${mode.replace(":", "-")}-${at}`);
     cpSync(template, d, { recursive: true });
-    const writer = new ServeChild(["writer", d, String(SEED), String(initialSize), String(PRE), String(versions)]);
+    const writer = new ServeChild(["writer", d, String(SEED), String(initialSize), String(PRE), String(versions), String(PACE_MS)]);
     await writer.next(); // ready
     let srv: { proc: ChildProcess; url: string } | undefined;
     try {
@@ -150,7 +168,7 @@ export async function serve(b: Bench): Promise<void> {
         return (done = writer.next<WriterResult>());
       };
       let load: Load | undefined;
-      if (srv !== undefined) load = await cannon(srv.url, pathsAt(at), go);
+      if (srv !== undefined) load = await cannon(srv.url, srv.proc.pid!, pathsAt(at), go);
       else if (mode === "in-process") load = await inProcess(d, names, queries, at === "fixed" ? FIXED : undefined, go);
       else void go();
       const r = await done!;
@@ -176,6 +194,12 @@ export async function serve(b: Bench): Promise<void> {
       target: 2,
       note: `${int(l.queries)} answers, ${l.failed} not 2xx; in-process ${int(lo.queries)} reads + proofs`,
     });
+  const perAnswer = (x: Load): number => (x.cpu / x.queries) * 1e6;
+  if (Number.isFinite(l.cpu)) {
+    b.row("  CPU per answer of the service process", perAnswer(l), "µs", floorOf("CPU per read + proof in-process", perAnswer(lo)), {
+      note: `context: the cost per answer whatever share of the cores each side got; the service used ${(l.cpu / l.seconds).toFixed(2)} of a core, the in-process loop ${(lo.cpu / lo.seconds).toFixed(2)}`,
+    });
+  }
   b.row("  p99 latency of those answers", l.p99ms, "ms", floorOf("p99 of one in-process read + proof", lo.p99ms), {
     note: `context: ${CONNECTIONS} requests in flight queue behind one another on one event loop`,
   });
@@ -188,7 +212,10 @@ export async function serve(b: Bench): Promise<void> {
       note: `context: each new version's tree is rebuilt once per store (replaying up to ${SERVE_CHECKPOINT - 1} versions); p99 ${p99(fl)}, in-process p99 ${p99(localFollowing.load)}`,
     });
   const floor = floorOf("writer alone, same versions, same store copy", alone.writer);
-  b.row(`writer, mixed (values ÷10), ${versions} versions, with the service under load`, served.writer, "ops/s", floor, { target: 1 / 0.7 });
+  b.row(`writer, ${versions} versions one per ${PACE_MS} ms, with the service under load`, served.writer, "ops/s", floor, {
+    target: 1 / 0.7,
+    note: "ops over the time of set/remove + commit, the rest of each block idle",
+  });
   b.row("  with the in-process reads", local.writer, "ops/s", floor, { note: "context" });
   b.row("  with the node:http floor under load", plain.writer, "ops/s", floor, { note: "context" });
   b.row("  with the service under load at the latest version", following.writer, "ops/s", floor, { note: "context" });
@@ -215,12 +242,13 @@ async function inProcess(
   let n = 0;
   let busy = 0;
   let t0 = performance.now();
+  let cpu0 = process.cpuUsage();
   let started = false;
   while (!stop) {
     if (!started && n >= 1000) {
       started = true;
       void go().then(() => (stop = true));
-      [latencies, n, t0] = [[], 0, performance.now()];
+      [latencies, n, t0, cpu0] = [[], 0, performance.now(), process.cpuUsage()];
     }
     for (let j = 0; j < 50; j++, n++) {
       const t = performance.now();
@@ -240,8 +268,9 @@ async function inProcess(
     // Between batches the writer's messages are read, as a server's event loop reads sockets.
     await tick();
   }
+  const used = process.cpuUsage(cpu0);
   readers.forEach((r) => r.close());
-  return { queries: n, seconds: busy / 1000, p99ms: percentile(latencies, 0.99), failed: 0 };
+  return { queries: n, seconds: busy / 1000, p99ms: percentile(latencies, 0.99), failed: 0, cpu: (used.user + used.system) / 1e6 };
 }
 
 /** A few answers of the service at `height`, checked: both proofs verify with @confio/ics23. */

@@ -35,9 +35,15 @@ export function parseHeight(text: string | undefined): number | undefined {
   return n;
 }
 
+/** Encodings of proofs that are asked for again: the reader keeps and shares the app-level proofs of recent versions. */
+const encoded = new WeakMap<CommitmentProof, string>();
+
 /** Protobuf bytes of a proof, hex. */
 function proofHex(p: CommitmentProof | null): string | null {
-  return p === null ? null : toHex(ics23.CommitmentProof.encode(p).finish());
+  if (p === null) return null;
+  let hex = encoded.get(p);
+  if (hex === undefined) encoded.set(p, (hex = toHex(ics23.CommitmentProof.encode(p).finish())));
+  return hex;
 }
 
 /** Registers the v1 routes on `app` (registered with prefix `/v1`). */
