@@ -7,7 +7,8 @@
  *   sqlite      the one place SQL is written
  *   checkpoint  the persistent store: loading, eviction, replay, checkpoints, views, read-only handles, write thread
  *   prune, sync pruning and state sync (peers: neither imports the other)
- *   api         the public facade: Tree, MultiTree, their options and backends
+ *   api         the public facade: Tree, MultiTree, their options and backends, read-only multi-store handles
+ *   serve       the HTTP query service (iavlite serve): v1 API, CometBFT RPC, metrics
  *   cli         the iavlite command
  *
  * Beside the layers:
@@ -16,7 +17,7 @@
  *               builtin, no better-sqlite3, and of npm packages only @noble/hashes, so that it loads on its own in
  *               any JavaScript runtime
  */
-const LAYERS = ["base", "tree", "sqlite", "checkpoint", "prune|sync", "api", "cli"];
+const LAYERS = ["base", "tree", "sqlite", "checkpoint", "prune|sync", "api", "serve", "cli"];
 
 const above = (i) => LAYERS.slice(i + 1).join("|");
 const climbing = LAYERS.slice(0, -1).map((layer, i) => ({

@@ -15,10 +15,11 @@ import { multi } from "./multi.js";
 import { persistent } from "./persistent.js";
 import { prune } from "./prune.js";
 import { readers } from "./readers.js";
+import { serve } from "./serve.js";
 import { stateSync } from "./state-sync.js";
 
 const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
-  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi,
+  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve,
 };
 const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(SECTIONS).join(",")}] [--profile <section>]`;
 

@@ -27,3 +27,5 @@ export {
 } from "./sync/wire.js";
 export { MultiTree, type MultiTreeOptions, type MultiCommitResult } from "./api/multi-tree.js";
 export { commitInfoHash } from "./api/commit-info.js";
+export { MultiReader, multiStoreNames, type MultiReadOptions } from "./api/multi-reader.js";
+export { appProof } from "./api/app-proof.js";

@@ -7,7 +7,7 @@
  * when they agree, and stores that contradict the marker make `open` refuse, naming each store and its version.
  * @module
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { IavlError } from "../base/errors.js";
@@ -17,6 +17,7 @@ import { STORE_FILE } from "../sqlite/connection.js";
 import { CommitMarker, MARKER_FILE } from "../sqlite/commit-marker.js";
 import type { PruneResult } from "../prune/pruner.js";
 import { commitInfoHash } from "./commit-info.js";
+import { MultiReader, storeNameSchema, type MultiReadOptions } from "./multi-reader.js";
 import { openOptionsSchema } from "./options.js";
 import { StoreBackend } from "./store-backend.js";
 import { Tree } from "./tree.js";
@@ -26,7 +27,7 @@ export const multiOptionsSchema = openOptionsSchema
   .extend({
     /** Names of the stores (letters, digits, `_`, `-`, `.`), at least one, no duplicates. */
     stores: z
-      .array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "store names are 1–64 of A–Z a–z 0–9 _ . -"))
+      .array(storeNameSchema)
       .min(1)
       .refine((a) => new Set(a).size === a.length, "store names must be distinct"),
     // A version is whole only when the marker is written after every store's commit is on disk.
@@ -46,22 +47,11 @@ export interface MultiCommitResult {
   appHash: Uint8Array;
 }
 
+export { multiStoreNames } from "./multi-reader.js";
+
 /** The folder of store `name` in multi-store folder `dir`. */
 function storeDir(dir: string, name: string): string {
   return join(dir, "stores", name);
-}
-
-/**
- * The names of the stores in multi-store folder `dir` (sorted), or undefined when `dir` is not a multi-store folder.
- */
-export function multiStoreNames(dir: string): string[] | undefined {
-  const stores = join(dir, "stores");
-  if (!existsSync(stores)) return undefined;
-  const names = readdirSync(stores, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(stores, e.name, STORE_FILE)))
-    .map((e) => e.name)
-    .sort();
-  return names.length > 0 ? names : undefined;
 }
 
 /** The committed versions a store holds, with their root hashes (nothing when it has no store yet). */
@@ -112,6 +102,14 @@ export class MultiTree {
       marker.close();
       throw e;
     }
+  }
+
+  /**
+   * Opens the multi-store in `dir` read-only, for a query process beside the writer (or a plain store folder, whose
+   * one store is named after the folder): see {@link MultiReader}. It never writes nor takes the writer lock.
+   */
+  static openReadOnly(dir: string, options?: MultiReadOptions): MultiReader {
+    return MultiReader.open(dir, options);
   }
 
   /** The store `name`. */

@@ -16,6 +16,7 @@ import { registerImport } from "./import.js";
 import { registerInfo } from "./info.js";
 import { registerPrune } from "./prune.js";
 import { registerRollback } from "./rollback.js";
+import { registerServe } from "./serve.js";
 import { registerVerify } from "./verify.js";
 
 const EXAMPLES = `
@@ -39,18 +40,24 @@ Examples:
   $ iavlite export ./data --version 42 -o v42.snap
   $ iavlite import ./copy --version 42 --hash <root hex> -i v42.snap
   $ iavlite export ./data | iavlite import ./copy --version 42
+  $ iavlite serve ./data --port 26680          # HTTP queries with proofs, CometBFT abci_query, /metrics
   $ iavlite bench --versions 100              # this machine against a plain SQLite table
 `;
 
 /** Builds the program. Errors are thrown (exitOverride), never turned into `process.exit` by commander. */
 export function buildProgram(): Command {
   const program = new Command("iavlite");
+  // Every --store given: one for most commands (the last counts), several for serve.
+  const stores: string[] = [];
   program
     .description("inspect and maintain iavlite stores (versioned IAVL Merkle trees in SQLite, hash-exact with cosmos/iavl)")
     .addOption(new Option("--json", "machine-readable output"))
     .addOption(new Option("--hex", "read keys as hex and print bytes as hex").conflicts("utf8"))
     .addOption(new Option("--utf8", "print bytes as UTF-8 even when not printable"))
-    .addOption(new Option("--store <name>", "in a multi-store folder (as npm start makes), the store to use"))
+    .addOption(
+      new Option("--store <name>", "in a multi-store folder (as npm start makes), the store to use (serve: repeat for several)")
+        .argParser((name: string) => (stores.push(name), name)),
+    )
     .configureHelp({ showGlobalOptions: true })
     .showSuggestionAfterError(true)
     // Inherited by the subcommands added below: commander throws instead of exiting, and reporting is ours.
@@ -65,6 +72,7 @@ export function buildProgram(): Command {
   registerRollback(program);
   registerExport(program);
   registerImport(program);
+  registerServe(program, () => stores);
   registerBench(program);
   return program;
 }

@@ -7,7 +7,7 @@
 import Database from "better-sqlite3";
 import { IavlError } from "../base/errors.js";
 import { blob } from "./rows.js";
-import type { Sync } from "./connection.js";
+import { openReader, sql, type Sync } from "./connection.js";
 import { retryBusy } from "./write-errors.js";
 
 /** File name of the marker inside a multi-store folder. */
@@ -88,5 +88,44 @@ export class CommitMarker {
 
   close(): void {
     this.db.close();
+  }
+}
+
+/**
+ * A marker opened read-only, for query processes beside the writer (`MultiTree.openReadOnly`): one statement at a
+ * time and no transaction held, so it never blocks the writer nor pins its WAL.
+ */
+export class MarkerReader {
+  private constructor(private readonly db: Database.Database) {}
+
+  /** Opens the marker `file` read-only; throws `NOT_A_STORE` when there is none. */
+  static open(file: string): MarkerReader {
+    return new MarkerReader(openReader(file));
+  }
+
+  /** The newest version every store committed and the marker completed (0: none yet). */
+  whole(): number {
+    return (this.read(() => sql(this.db, "SELECT max(version) FROM commits WHERE app_hash IS NOT NULL").pluck().get()) as number | null) ?? 0;
+  }
+
+  /** The app hash recorded for `version`, if the marker holds it whole. */
+  appHashAt(version: number): Uint8Array | undefined {
+    const h = this.read(() => sql(this.db, "SELECT app_hash FROM commits WHERE version = ? AND app_hash IS NOT NULL").pluck().get(version));
+    return h === undefined || h === null ? undefined : blob(h);
+  }
+
+  /** Closes the connection. */
+  close(): void {
+    this.db.close();
+  }
+
+  /** Runs a read; a marker whose writer has not created its table yet holds nothing. */
+  private read(fn: () => unknown): unknown {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof Error && /no such table: commits/.test(e.message)) return undefined;
+      throw e;
+    }
   }
 }

@@ -1,0 +1,224 @@
+/**
+ * Read-only access to a multi-store folder (or a plain store folder) for query processes beside the writer: a
+ * read-only handle per store, the commit marker read-only, the versions every store holds whole, the app hash and the
+ * app-level proof of a store against it. Nothing here writes, takes the writer lock or holds a transaction.
+ * @module
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { z } from "zod";
+import { IavlError } from "../base/errors.js";
+import { equalBytes, toHex } from "../base/bytes.js";
+import { parseOptions } from "../base/options.js";
+import { checkString, checkVersion } from "../base/validate.js";
+import type { CommitmentProof } from "../tree/proof.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import { STORE_FILE } from "../sqlite/connection.js";
+import { MARKER_FILE, MarkerReader } from "../sqlite/commit-marker.js";
+import { ReadOnlyStore } from "../checkpoint/read-only-store.js";
+import { appProof } from "./app-proof.js";
+import { commitInfoHash } from "./commit-info.js";
+
+/** A store name: 1–64 of letters, digits, `_`, `-`, `.` (it names a folder). */
+export const storeNameSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "store names are 1–64 of A–Z a–z 0–9 _ . -");
+
+/** Options of {@link MultiReader.open} (`MultiTree.openReadOnly`). */
+export const multiReadOptionsSchema = z
+  .object({
+    /**
+     * The stores to serve (default: every store in the folder). The others are still read for the app hash and the
+     * app-level proofs, which cover every store.
+     */
+    stores: z
+      .array(storeNameSchema)
+      .min(1)
+      .refine((a) => new Set(a).size === a.length, "store names must be distinct")
+      .optional(),
+  })
+  .strict();
+
+/** Options of `MultiTree.openReadOnly`. */
+export type MultiReadOptions = z.input<typeof multiReadOptionsSchema>;
+
+/**
+ * The names of the stores in multi-store folder `dir` (sorted), or undefined when `dir` is not a multi-store folder.
+ */
+export function multiStoreNames(dir: string): string[] | undefined {
+  const stores = join(dir, "stores");
+  if (!existsSync(stores)) return undefined;
+  const names = readdirSync(stores, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(stores, e.name, STORE_FILE)))
+    .map((e) => e.name)
+    .sort();
+  return names.length > 0 ? names : undefined;
+}
+
+/**
+ * A read-only handle on a multi-store folder (`MultiTree.openReadOnly`) or on a plain store folder, whose one store
+ * is named after the folder. Versions move only on {@link refresh}, to the newest version that every store and the
+ * commit marker hold whole; reads of a version see it whole or throw `VERSION_PRUNED` / `VERSION_ROLLED_BACK`.
+ */
+export class MultiReader {
+  private closed = false;
+  private whole = 0;
+  /** App proofs of recent versions, with the app hash and store hashes they were made from. */
+  private readonly proved = new Map<number, { appHash: Uint8Array; hashes: Map<string, Uint8Array>; proofs: Map<string, CommitmentProof> }>();
+
+  private constructor(
+    /** Every store of the folder, by name (sorted): the app hash covers them all. */
+    private readonly all: Map<string, ReadOnlyStore>,
+    /** The stores served, sorted. */
+    readonly names: readonly string[],
+    /** The commit marker; undefined for a plain store folder, which has no app hash. */
+    private readonly marker: MarkerReader | undefined,
+  ) {
+    this.refresh();
+  }
+
+  /**
+   * Opens `dir` read-only: a multi-store folder (as `MultiTree.open` makes), or a plain store folder. Throws
+   * `NOT_A_STORE` when it is neither, `INVALID_OPTIONS` when `options.stores` names a store it does not hold.
+   */
+  static open(dir: string, options?: MultiReadOptions): MultiReader {
+    checkString(dir, "dir");
+    const o = parseOptions(multiReadOptionsSchema, options);
+    const multi = multiStoreNames(dir);
+    const names = multi ?? [basename(resolve(dir))];
+    const unknown = (o.stores ?? []).filter((n) => !names.includes(n));
+    if (unknown.length > 0) {
+      throw new IavlError("INVALID_OPTIONS", `invalid options: stores: ${dir} has no store ${unknown.join(", ")} (stores: ${names.join(", ")})`);
+    }
+    const all = new Map<string, ReadOnlyStore>();
+    let marker: MarkerReader | undefined;
+    try {
+      if (multi === undefined) all.set(names[0]!, ReadOnlyStore.open(dir));
+      else {
+        for (const n of multi) all.set(n, ReadOnlyStore.open(join(dir, "stores", n)));
+        const file = join(dir, MARKER_FILE);
+        if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} has stores but no commit marker (${MARKER_FILE})`);
+        marker = MarkerReader.open(file);
+      }
+      return new MultiReader(all, [...(o.stores ?? names)].sort(), marker);
+    } catch (e) {
+      for (const s of all.values()) s.close();
+      marker?.close();
+      throw e;
+    }
+  }
+
+  /** True for a multi-store folder (with an app hash), false for a plain store folder. */
+  get multi(): boolean {
+    return this.marker !== undefined;
+  }
+
+  /** The newest version every store holds whole, as of the last {@link refresh} (0: none yet). */
+  get latest(): number {
+    this.open();
+    return this.whole;
+  }
+
+  /**
+   * Moves to the newest version that every store and the commit marker hold whole, and returns it. After a rollback
+   * that may be an older version.
+   */
+  refresh(): number {
+    this.open();
+    // The marker first: a version it completed was committed by every store before.
+    let v = this.marker?.whole() ?? Number.MAX_SAFE_INTEGER;
+    for (const s of this.all.values()) v = Math.min(v, s.refresh());
+    this.whole = v;
+    return v;
+  }
+
+  /** The oldest version every store still holds (0 when none); reads each store's versions, so not for every request. */
+  earliest(): number {
+    this.open();
+    let v = 0;
+    for (const s of this.all.values()) v = Math.max(v, s.versions()[0] ?? 0);
+    return v;
+  }
+
+  /** The read-only handle of served store `name`; `INVALID_ARGUMENT` when it is not served. */
+  store(name: string): ReadOnlyStore {
+    this.open();
+    const s = this.names.includes(name) ? this.all.get(name) : undefined;
+    if (s === undefined) throw new IavlError("INVALID_ARGUMENT", `no store named ${String(name)} (stores: ${this.names.join(", ")})`);
+    return s;
+  }
+
+  /** A view of store `name` at whole version `version` (≤ {@link latest}). */
+  at(name: string, version: number): ReadonlyTree {
+    const s = this.store(name);
+    this.checkWhole(version);
+    return s.at(version);
+  }
+
+  /** The root hash of every store (served or not) at whole version `version`, each read checked whole. */
+  storeHashes(version: number): Map<string, Uint8Array> {
+    this.open();
+    this.checkWhole(version);
+    // Begin every read before taking any hash, so that a rollback in between shows as VERSION_ROLLED_BACK.
+    const views = [...this.all].map(([n, s]) => [n, s.at(version)] as const);
+    return new Map(views.map(([n, view]) => [n, view.hash]));
+  }
+
+  /**
+   * The app hash of whole version `version`: the one the commit marker recorded (recomputed from the stores' root
+   * hashes if the marker lost its row). Null for a plain store folder.
+   */
+  appHashAt(version: number): Uint8Array | null {
+    this.open();
+    if (this.marker === undefined) return null;
+    this.checkWhole(version);
+    return this.marker.appHashAt(version) ?? commitInfoHash(this.storeHashes(version));
+  }
+
+  /**
+   * The ICS23 proof (existence, `tendermintSpec`) that store `name` had its root hash at `version` under the app hash
+   * of `version`: key = the store name in UTF-8, value = its root hash. Throws `INVALID_ARGUMENT` for a plain store
+   * folder (no app hash) or a store not served, `CORRUPT` when the stores' hashes do not give the recorded app hash.
+   * Proofs are kept for recent versions and shared between calls: treat the result as read-only.
+   */
+  appProof(version: number, name: string): CommitmentProof {
+    this.store(name);
+    if (this.marker === undefined) throw new IavlError("INVALID_ARGUMENT", "a plain store folder has no app hash to prove a store against");
+    this.checkWhole(version);
+    const recorded = this.marker.appHashAt(version);
+    let entry = this.proved.get(version);
+    // The recorded app hash commits to every store's hash: while it is unchanged, so are the hashes kept for it.
+    if (entry === undefined || recorded === undefined || !equalBytes(entry.appHash, recorded)) {
+      const hashes = this.storeHashes(version);
+      const computed = commitInfoHash(hashes);
+      if (recorded !== undefined && !equalBytes(recorded, computed)) {
+        throw new IavlError("CORRUPT", `the stores' root hashes at version ${version} give app hash ${toHex(computed)}, the marker recorded ${toHex(recorded)}`);
+      }
+      entry = { appHash: computed, hashes, proofs: new Map() };
+      if (recorded !== undefined) {
+        this.proved.set(version, entry);
+        if (this.proved.size > 64) this.proved.delete(this.proved.keys().next().value!);
+      }
+    }
+    let proof = entry.proofs.get(name);
+    if (proof === undefined) entry.proofs.set(name, (proof = appProof(entry.hashes, name)));
+    return proof;
+  }
+
+  /** Closes every handle; later calls throw `CLOSED`. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.all.values()) s.close();
+    this.marker?.close();
+  }
+
+  private checkWhole(version: number): void {
+    checkVersion(version);
+    if (version > this.whole) {
+      throw new IavlError("VERSION_NOT_FOUND", `version ${version} is not whole in every store yet (the latest is ${this.whole}; refresh() moves on)`);
+    }
+  }
+
+  private open(): void {
+    if (this.closed) throw new IavlError("CLOSED", "the read-only multi-store is closed");
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Errors as the HTTP API answers them: `{ "error": { "code", "message" } }` with a status that says whose fault it
+ * was. Library errors keep their `IavlError` code; the few that only HTTP has (an unknown store or route, a request
+ * that ran out of time, a service shutting down) are {@link ApiError}s. Nothing a client sends gives a 500: only a
+ * fault of the store or of this code does.
+ * @module
+ */
+import { isIavlError, type ErrorCode } from "../base/errors.js";
+
+/** An error only the HTTP API has, with its status. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The body of every error answer. */
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+/** JSON schema of {@link ErrorBody}, for the routes' response schemas. */
+export const errorSchema = {
+  type: "object",
+  properties: {
+    error: {
+      type: "object",
+      properties: { code: { type: "string" }, message: { type: "string" } },
+      required: ["code", "message"],
+    },
+  },
+  required: ["error"],
+} as const;
+
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  INVALID_ARGUMENT: 400,
+  EMPTY_KEY: 400,
+  INVALID_OPTIONS: 400,
+  VERSION_NOT_FOUND: 404,
+  VERSION_PRUNED: 410,
+  // The version was replaced by a rollback while it was read: gone, as a pruned one is.
+  VERSION_ROLLED_BACK: 410,
+  CLOSED: 503,
+};
+
+/** Fastify's own errors that a client causes, by their code. */
+const FASTIFY_CLIENT = new Map<string, [number, string]>([
+  ["FST_ERR_CTP_INVALID_MEDIA_TYPE", [415, "UNSUPPORTED_MEDIA_TYPE"]],
+  ["FST_ERR_CTP_BODY_TOO_LARGE", [413, "BODY_TOO_LARGE"]],
+  ["FST_ERR_CTP_INVALID_JSON_BODY", [400, "INVALID_ARGUMENT"]],
+  ["FST_ERR_CTP_EMPTY_JSON_BODY", [400, "INVALID_ARGUMENT"]],
+  ["FST_ERR_HANDLER_TIMEOUT", [503, "TIMEOUT"]],
+]);
+
+/** The status, code and message that answer `e`. */
+export function httpError(e: unknown): { status: number; body: ErrorBody } {
+  const body = (code: string, message: string): ErrorBody => ({ error: { code, message } });
+  if (e instanceof ApiError) return { status: e.status, body: body(e.code, e.message) };
+  if (isIavlError(e)) return { status: STATUS[e.code] ?? 500, body: body(e.code, e.message) };
+  const f = e as { code?: unknown; statusCode?: unknown; validation?: unknown; message?: unknown };
+  const message = typeof f.message === "string" ? f.message : String(e);
+  // A request that failed its route's JSON schema.
+  if (f.validation !== undefined) return { status: 400, body: body("INVALID_ARGUMENT", message) };
+  const known = typeof f.code === "string" ? FASTIFY_CLIENT.get(f.code) : undefined;
+  if (known !== undefined) return { status: known[0], body: body(known[1], message) };
+  // Any other 4xx fastify found (a malformed URL, say) is the client's.
+  if (typeof f.statusCode === "number" && f.statusCode >= 400 && f.statusCode < 500) {
+    return { status: f.statusCode, body: body("INVALID_ARGUMENT", message) };
+  }
+  return { status: 500, body: body("INTERNAL", message) };
+}

@@ -1,0 +1,59 @@
+/**
+ * `GET /metrics` in Prometheus text format (prom-client), from a registry of this server's own (so that several
+ * servers in one process, as in tests, do not share counters): requests by route, method and status, a latency
+ * histogram by route, the latest version served, refreshes, and Node's process metrics.
+ * @module
+ */
+import type { FastifyInstance } from "fastify";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** The service's meters. */
+export interface Metrics {
+  readonly registry: Registry;
+  /** Records a refresh that found `latest`. */
+  refreshed(latest: number): void;
+}
+
+/** Creates the registry and its meters. */
+export function createMetrics(): Metrics & { requests: Counter<"route" | "method" | "status">; latency: Histogram<"route"> } {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: "iavlite_http_requests_total",
+    help: "HTTP requests answered, by route, method and status",
+    labelNames: ["route", "method", "status"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "iavlite_http_request_duration_seconds",
+    help: "Time from receiving a request to sending its answer, by route",
+    labelNames: ["route"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  const latest = new Gauge({ name: "iavlite_latest_version", help: "The newest whole version the service answers from", registers: [registry] });
+  const refreshes = new Counter({ name: "iavlite_refreshes_total", help: "Times the service looked for new versions", registers: [registry] });
+  return {
+    registry,
+    requests,
+    latency,
+    refreshed(v) {
+      refreshes.inc();
+      latest.set(v);
+    },
+  };
+}
+
+/** Counts and times every answer, and serves `GET /metrics`. */
+export function metricsPlugin(app: FastifyInstance, m: ReturnType<typeof createMetrics>): void {
+  app.addHook("onResponse", async (request, reply) => {
+    // The route's pattern, never the raw URL: unmatched URLs share one label, so clients cannot grow the series.
+    const route = request.routeOptions.url ?? "unmatched";
+    m.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    m.latency.observe({ route }, reply.elapsedTime / 1000);
+  });
+  app.get("/metrics", async (_request, reply) => {
+    const text = await m.registry.metrics();
+    return reply.type(m.registry.contentType).send(text);
+  });
+}

@@ -1,0 +1,134 @@
+/**
+ * The answers themselves, shared by the v1 API and the CometBFT RPC: a key at a version with its two proofs, and a
+ * page of a range. Each answer reads one whole version: every read is checked by the store (a version pruned or
+ * rolled back meanwhile throws `VERSION_PRUNED` / `VERSION_ROLLED_BACK`), and the version is chosen once, first.
+ * @module
+ */
+import { equalBytes } from "../base/bytes.js";
+import { IavlError, isIavlError } from "../base/errors.js";
+import type { CommitmentProof } from "../tree/proof.js";
+import { ApiError } from "./errors.js";
+import type { Follower } from "./follow.js";
+
+/** Bounds on the work of one request. */
+export interface Limits {
+  /** Longest key (and range bound) accepted, bytes. */
+  maxKeyBytes: number;
+  /** Most pairs in one range page. */
+  maxRangeLimit: number;
+  /** Key and value bytes after which a range page ends early (with `next` set). */
+  rangeBytes: number;
+  /** Time after which a range page ends early (with `next` set), ms. */
+  rangeMs: number;
+}
+
+/** What a key query found at one version. */
+export interface KeyAnswer {
+  height: number;
+  key: Uint8Array;
+  /** Undefined: absent at that height. */
+  value: Uint8Array | undefined;
+  storeHash: Uint8Array;
+  /** Null for a plain store folder. */
+  appHash: Uint8Array | null;
+  /** With `prove`: the ICS23 proof of the key against `storeHash` (null when ICS23 cannot express it). */
+  storeProof: CommitmentProof | null;
+  /** With `prove`: the ICS23 proof of the store's hash against `appHash` (null for a plain store folder). */
+  appProof: CommitmentProof | null;
+  /** Why `storeProof` is null although asked for: `EMPTY_VALUE_PROOF` or `EMPTY_TREE`. */
+  proofError?: string;
+}
+
+/** The store a request names: required on a multi-store folder, optional on a plain one. */
+export function pickStore(f: Follower, name: string | undefined): string {
+  const names = f.reader.names;
+  if (name === undefined) {
+    if (!f.reader.multi && names.length === 1) return names[0]!;
+    throw new IavlError("INVALID_ARGUMENT", `store is required: one of ${names.join(", ")}`);
+  }
+  if (!names.includes(name)) throw new ApiError(404, "STORE_NOT_FOUND", `no store named ${name} (stores: ${names.join(", ")})`);
+  return name;
+}
+
+/** The value of `key` in `store` at `height` (default: the latest), with both proofs when `prove`. */
+export function queryKey(f: Follower, store: string, key: Uint8Array, height: number | undefined, prove: boolean): KeyAnswer {
+  if (key.length === 0) throw new IavlError("INVALID_ARGUMENT", "key must not be empty");
+  const v = f.resolve(height);
+  const view = f.reader.at(store, v);
+  const value = view.get(key);
+  const answer: KeyAnswer = {
+    height: v,
+    key,
+    value,
+    storeHash: view.hash,
+    appHash: f.reader.appHashAt(v),
+    storeProof: null,
+    appProof: null,
+  };
+  if (!prove) return answer;
+  try {
+    answer.storeProof = view.proof(key);
+  } catch (e) {
+    if (!isIavlError(e, "EMPTY_VALUE_PROOF") && !isIavlError(e, "EMPTY_TREE")) throw e;
+    answer.proofError = e.code;
+  }
+  if (f.reader.multi) {
+    answer.appProof = f.reader.appProof(v, store);
+    // Both proofs must meet at the store's hash; they can only differ when a rollback replaced the version meanwhile.
+    const proven = answer.appProof.exist?.value;
+    if (!(proven instanceof Uint8Array) || !equalBytes(proven, answer.storeHash)) {
+      throw new IavlError("VERSION_ROLLED_BACK", `version ${v} of store ${store} changed while it was read`);
+    }
+  }
+  return answer;
+}
+
+/** Options of a range page. */
+export interface RangeRequest {
+  start?: Uint8Array;
+  end?: Uint8Array;
+  height?: number;
+  limit: number;
+  reverse: boolean;
+}
+
+/** One page of a range. */
+export interface RangePage {
+  height: number;
+  pairs: Array<[Uint8Array, Uint8Array]>;
+  /** Pass as `start` (as `end` when reversing) for the next page; undefined at the end. */
+  next: Uint8Array | undefined;
+}
+
+/**
+ * A page of the keys of `store` in [start, end) at `height`: ascending, or descending with `reverse`. The page ends
+ * at `limit` pairs, or earlier when it reached the byte or time budget of `limits`; `next` tells where to go on.
+ */
+export function queryRange(f: Follower, store: string, r: RangeRequest, limits: Limits): RangePage {
+  if (!Number.isSafeInteger(r.limit) || r.limit < 1 || r.limit > limits.maxRangeLimit) {
+    throw new IavlError("INVALID_ARGUMENT", `limit must be an integer in 1..${limits.maxRangeLimit}, got ${r.limit}`);
+  }
+  const v = f.resolve(r.height);
+  const view = f.reader.at(store, v);
+  const pairs: Array<[Uint8Array, Uint8Array]> = [];
+  const deadline = performance.now() + limits.rangeMs;
+  let bytes = 0;
+  let next: Uint8Array | undefined;
+  const it = view.iterate({ start: r.start, end: r.end, reverse: r.reverse });
+  try {
+    for (const pair of it) {
+      const full = pairs.length >= r.limit || (pairs.length > 0 && (bytes >= limits.rangeBytes || performance.now() > deadline));
+      if (full) {
+        // There is more: ascending, the next page starts at this key (start is inclusive); descending, it ends
+        // below the last key returned (end is exclusive).
+        next = r.reverse ? pairs[pairs.length - 1]![0] : pair[0];
+        break;
+      }
+      pairs.push(pair);
+      bytes += pair[0].length + pair[1].length;
+    }
+  } finally {
+    it.return?.();
+  }
+  return { height: v, pairs, next };
+}

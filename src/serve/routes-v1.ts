@@ -1,0 +1,174 @@
+/**
+ * The v1 HTTP API (a fastify plugin under `/v1`): `GET /v1/status`, `GET /v1/query`, `GET /v1/range`. Bytes are
+ * lowercase hex without `0x`; each route's JSON schema validates its query string and serializes its answer.
+ * Errors answer `{ "error": { "code", "message" } }` (errors.ts).
+ * @module
+ */
+import { ics23 } from "@confio/ics23";
+import type { FastifyInstance } from "fastify";
+import { IavlError } from "../base/errors.js";
+import type { CommitmentProof } from "../tree/proof.js";
+import { errorSchema } from "./errors.js";
+import type { Follower } from "./follow.js";
+import { hexOrNull, parseHex, toHex } from "./hex.js";
+import { pickStore, queryKey, queryRange, type Limits } from "./queries.js";
+
+/** What the v1 routes need. */
+export interface V1Options {
+  follower: Follower;
+  limits: Limits;
+}
+
+const hex = { type: "string" } as const;
+const hexOrNullSchema = { type: ["string", "null"] } as const;
+const heightParam = { type: "string", pattern: "^[0-9]{1,16}$" } as const;
+const boolParam = { type: "string", enum: ["true", "false"] } as const;
+const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
+
+/** A height from the query string: a positive safe integer, or undefined. */
+export function parseHeight(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
+    throw new IavlError("INVALID_ARGUMENT", `height must be a positive integer, got "${text.slice(0, 24)}"`);
+  }
+  return n;
+}
+
+/** Encodings of proofs that are asked for again: the reader keeps and shares the app-level proofs of recent versions. */
+const encoded = new WeakMap<CommitmentProof, string>();
+
+/** Protobuf bytes of a proof, hex. */
+function proofHex(p: CommitmentProof | null): string | null {
+  if (p === null) return null;
+  let hex = encoded.get(p);
+  if (hex === undefined) encoded.set(p, (hex = toHex(ics23.CommitmentProof.encode(p).finish())));
+  return hex;
+}
+
+/** Registers the v1 routes on `app` (registered with prefix `/v1`). */
+export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void> {
+  const { follower: f, limits } = o;
+  const keyParam = { type: "string", maxLength: 2 * limits.maxKeyBytes + 2 } as const;
+
+  app.get("/status", {
+    schema: {
+      response: {
+        200: {
+          type: "object",
+          properties: {
+            latest: { type: "integer" },
+            earliest: { type: "integer" },
+            appHash: hexOrNullSchema,
+            stores: {
+              type: "array",
+              items: {
+                type: "object",
+                properties: { name: { type: "string" }, latest: { type: "integer" }, earliest: { type: "integer" }, hash: hexOrNullSchema },
+                required: ["name", "latest", "earliest", "hash"],
+              },
+            },
+          },
+          required: ["latest", "earliest", "appHash", "stores"],
+        },
+        ...errors,
+      },
+    },
+  }, async () => {
+    const latest = f.latest();
+    const r = f.reader;
+    // Each store's own range; `hash` is its root hash at the version every store holds (so the app hash covers them).
+    const stores = r.names.map((name) => {
+      const s = r.store(name);
+      const kept = s.versions();
+      return { name, latest: s.version, earliest: kept[0] ?? 0, hash: latest === 0 ? null : toHex(r.at(name, latest).hash) };
+    });
+    return { latest, earliest: r.earliest(), appHash: latest === 0 ? null : hexOrNull(r.appHashAt(latest)), stores };
+  });
+
+  app.get<{ Querystring: { store?: string; key: string; height?: string; prove?: string } }>("/query", {
+    schema: {
+      querystring: {
+        type: "object",
+        properties: { store: { type: "string" }, key: keyParam, height: heightParam, prove: boolParam },
+        required: ["key"],
+      },
+      response: {
+        200: {
+          type: "object",
+          properties: {
+            height: { type: "integer" },
+            key: hex,
+            value: hexOrNullSchema,
+            storeHash: hex,
+            appHash: hexOrNullSchema,
+            proof: { type: "object", properties: { store: hexOrNullSchema, app: hexOrNullSchema }, required: ["store", "app"] },
+            proofError: { type: "string" },
+          },
+          required: ["height", "key", "value", "storeHash", "appHash", "proof"],
+        },
+        ...errors,
+      },
+    },
+  }, async (req) => {
+    const q = req.query;
+    const store = pickStore(f, q.store);
+    const key = parseHex(q.key, "key", limits.maxKeyBytes);
+    const a = queryKey(f, store, key, parseHeight(q.height), q.prove === "true");
+    return {
+      height: a.height,
+      key: toHex(a.key),
+      value: hexOrNull(a.value),
+      storeHash: toHex(a.storeHash),
+      appHash: hexOrNull(a.appHash),
+      proof: { store: proofHex(a.storeProof), app: proofHex(a.appProof) },
+      ...(a.proofError === undefined ? {} : { proofError: a.proofError }),
+    };
+  });
+
+  app.get<{ Querystring: { store?: string; start?: string; end?: string; height?: string; limit?: string; reverse?: string } }>("/range", {
+    schema: {
+      querystring: {
+        type: "object",
+        properties: {
+          store: { type: "string" },
+          start: keyParam,
+          end: keyParam,
+          height: heightParam,
+          limit: { type: "string", pattern: "^[0-9]{1,9}$" },
+          reverse: boolParam,
+        },
+      },
+      response: {
+        200: {
+          type: "object",
+          properties: {
+            height: { type: "integer" },
+            pairs: { type: "array", items: { type: "object", properties: { key: hex, value: hex }, required: ["key", "value"] } },
+            next: hexOrNullSchema,
+          },
+          required: ["height", "pairs", "next"],
+        },
+        ...errors,
+      },
+    },
+  }, async (req) => {
+    const q = req.query;
+    const store = pickStore(f, q.store);
+    const bound = (text: string | undefined, what: string): Uint8Array | undefined =>
+      // An empty bound is no bound (an empty key cannot exist).
+      text === undefined || text === "" ? undefined : parseHex(text, what, limits.maxKeyBytes);
+    const page = queryRange(f, store, {
+      start: bound(q.start, "start"),
+      end: bound(q.end, "end"),
+      height: parseHeight(q.height),
+      limit: q.limit === undefined ? 100 : Number(q.limit),
+      reverse: q.reverse === "true",
+    }, limits);
+    return {
+      height: page.height,
+      pairs: page.pairs.map(([k, v]) => ({ key: toHex(k), value: toHex(v) })),
+      next: hexOrNull(page.next),
+    };
+  });
+}
