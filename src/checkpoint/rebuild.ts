@@ -14,16 +14,26 @@ import { rowCount } from "../sqlite/version-ops.js";
 import { StoreSource } from "./node-source.js";
 import { replayVersion } from "./replay.js";
 
-/** The tree of `row`'s version; throws `CORRUPT` when it does not reach the recorded hash. */
-export function rebuildVersion(store: StoreReader, src: StoreSource, row: VersionRow): Node | undefined {
+/**
+ * The tree of `row`'s version; throws `CORRUPT` when it does not reach the recorded hash. With `after` (the tree of
+ * an older version, no older than the replay base), only the versions after it are replayed, on top of it.
+ */
+export function rebuildVersion(store: StoreReader, src: StoreSource, row: VersionRow, after?: { version: number; root: Node | undefined }): Node | undefined {
   if (row.checkpoint) {
     const root = src.root(row);
     checkRoot(store, src, root, row);
     return root;
   }
-  const base = store.replayBase(row.version);
-  let root = base === undefined ? undefined : src.root(base);
-  const from = base === undefined ? store.firstVersion() : base.version + 1;
+  let root: Node | undefined;
+  let from: number;
+  if (after !== undefined) {
+    root = after.root;
+    from = after.version + 1;
+  } else {
+    const base = store.replayBase(row.version);
+    root = base === undefined ? undefined : src.root(base);
+    from = base === undefined ? store.firstVersion() : base.version + 1;
+  }
   const m = new Mutator(from, src);
   for (let v = from; v <= row.version; v++) {
     const vo = store.ops(v);
@@ -63,22 +73,43 @@ const MAX_LOADS = 500_000;
  */
 export class RebuiltTrees {
   readonly src: StoreSource;
-  private last: { row: VersionRow; root: Node | undefined } | undefined;
+  /** The kept tree, and the rollbacks the store had recorded when it was built (one since may have replaced it). */
+  private last: { row: VersionRow; root: Node | undefined; rollbacks: number } | undefined;
 
   constructor(private readonly store: StoreReader) {
     this.src = new StoreSource(store);
   }
 
-  /** The tree of `row`'s version. */
+  /**
+   * The tree of `row`'s version. A reader that follows new versions asks for each in turn: the kept tree then only
+   * has the versions since it replayed on top of it, not every version since the checkpoint.
+   */
   root(row: VersionRow): Node | undefined {
-    // The hash too: after a rollback, the same version number may name another tree.
     const last = this.last;
-    if (last !== undefined && last.row.version === row.version && equalBytes(last.row.hash, row.hash) && this.src.loads < MAX_LOADS) return last.root;
+    if (last !== undefined && this.src.loads < MAX_LOADS) {
+      // The hash too: after a rollback, the same version number may name another tree.
+      if (last.row.version === row.version && equalBytes(last.row.hash, row.hash)) return last.root;
+      if (last.row.version < row.version && !row.checkpoint && this.canReplayOn(last, row)) {
+        try {
+          const root = rebuildVersion(this.store, this.src, row, { version: last.row.version, root: last.root });
+          this.last = { row, root, rollbacks: last.rollbacks };
+          return root;
+        } catch {
+          // Whatever went wrong on top of the kept tree, a replay from the checkpoint settles it.
+        }
+      }
+    }
     this.last = undefined;
     this.src.loads = 0;
+    const rollbacks = this.store.rollbacks();
     const root = rebuildVersion(this.store, this.src, row);
-    this.last = { row, root };
+    this.last = { row, root, rollbacks };
     return root;
+  }
+
+  /** True when no rollback replaced the kept tree and the operations of the versions after it are still stored. */
+  private canReplayOn(kept: NonNullable<RebuiltTrees["last"]>, row: VersionRow): boolean {
+    return this.store.rollbacks() === kept.rollbacks && kept.row.version >= (this.store.replayBase(row.version)?.version ?? 0);
   }
 
   /** Drops the kept tree. */
