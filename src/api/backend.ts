@@ -31,6 +31,8 @@ export interface Backend {
   readonly logsOps: boolean;
   /** The last committed version at open (0 for none) and its root. */
   readonly opened: Latest;
+  /** The tree's own copy of a value being set (a store packs them into shared chunks, base/value-arena.ts). */
+  copyValue(value: Uint8Array): Uint8Array;
   /** The value of `key` in the last committed version (used when `logsOps`), in an array of the caller's own. */
   committedValue(key: Uint8Array): Uint8Array | undefined;
   /** Persists a version; throws with nothing changed when it cannot. */

@@ -23,6 +23,11 @@ export class MemoryBackend implements Backend {
   /** Versions ≤ this were pruned. */
   private prunedTo = 0;
 
+  copyValue(value: Uint8Array): Uint8Array {
+    // A tree in memory keeps each value for as long as its key lives: packed copies would pin whole chunks.
+    return new Uint8Array(value);
+  }
+
   committedValue(): Uint8Array | undefined {
     throw new Error("iavlite: the memory backend reads through the tree");
   }

@@ -144,7 +144,7 @@ export class Tree {
     checkValue(value);
     // Copies, so that a caller reusing its buffers cannot change what was set.
     const k = new Uint8Array(key);
-    const leaf = Node.leaf(k, new Uint8Array(value), this.mutator.version);
+    const leaf = Node.leaf(k, this.backend.copyValue(value), this.mutator.version);
     const r = this.mutator.setLeaf(this.working, leaf);
     this.working = r.root;
     if (this.backend.logsOps) this.log.set(k, leaf, r.updated);

@@ -8,7 +8,7 @@
  * @module
  */
 import { hash as nodeHash } from "node:crypto";
-import { putUvarint, putVarint } from "./bytes.js";
+import { latin1, putUvarint, putVarint } from "./bytes.js";
 
 /** A SHA-256 digest as a 32-char latin1 string (char i = byte i). */
 export type Digest = string;
@@ -27,7 +27,7 @@ export function digestBytes(d: Digest): Uint8Array {
 
 /** The digest whose bytes are `b` (a hash read from storage or given by a caller). */
 export function toDigest(b: Uint8Array): Digest {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
+  return latin1(b);
 }
 
 /** SHA-256 of `data` as bytes. */
