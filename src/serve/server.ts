@@ -4,8 +4,8 @@
  * reads: it never takes the writer lock, never writes and never holds a read transaction open between statements.
  *
  * Requests are answered one at a time on the event loop (better-sqlite3 reads are synchronous), each bounded: keys
- * of at most `maxKeyBytes`, range pages of at most 1000 pairs and `rangeBytes` bytes, and a `requestTimeoutMs` for
- * receiving a request and for answering it.
+ * of at most `maxKeyBytes`, range pages of at most 1000 pairs and `rangeBytes` bytes, change streams of at most 1000
+ * versions, and a `requestTimeoutMs` for receiving a request and for answering it (a stream not done by then is cut).
  * @module
  */
 import { createHash } from "node:crypto";
@@ -26,6 +26,9 @@ import { v1Routes } from "./routes-v1.js";
 
 /** The most pairs a range page may ask for (`limit`). */
 export const MAX_RANGE_LIMIT = 1000;
+
+/** The most versions one `GET /v1/changes` may span (`to − from + 1`). */
+export const MAX_CHANGES_SPAN = 1000;
 
 /** Options of {@link createServer} and {@link startServer}. */
 export const serveOptionsSchema = z
@@ -73,6 +76,7 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
     maxRangeLimit: MAX_RANGE_LIMIT,
     rangeBytes: o.rangeBytes,
     rangeMs: o.requestTimeoutMs / 2,
+    maxChangesSpan: MAX_CHANGES_SPAN,
   };
   const app = Fastify({
     logger: false,
