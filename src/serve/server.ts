@@ -1,6 +1,7 @@
 /**
  * The query service (`iavlite serve`): a fastify server over a read-only multi-store handle, with the v1 API
- * (routes-v1.ts), the CometBFT RPC (abci.ts) and Prometheus metrics (metrics.ts), each a plugin of its own. It only
+ * (routes-v1.ts), the CometBFT RPC (abci.ts), Prometheus metrics (metrics.ts) and the explorer page (explorer.ts),
+ * each a plugin of its own. It only
  * reads: it never takes the writer lock, never writes and never holds a read transaction open between statements.
  *
  * Requests are answered one at a time on the event loop (better-sqlite3 reads are synchronous), each bounded: keys
@@ -19,6 +20,7 @@ import { MultiReader, storeNameSchema } from "../api/multi-reader.js";
 import { cometRoutes } from "./abci.js";
 import { DrainingServer } from "./draining-server.js";
 import { httpError } from "./errors.js";
+import { explorerRoutes } from "./explorer.js";
 import { Follower } from "./follow.js";
 import { createMetrics, metricsPlugin } from "./metrics.js";
 import type { Limits } from "./queries.js";
@@ -109,6 +111,7 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
   metricsPlugin(app, metrics);
   await app.register(v1Routes, { prefix: "/v1", follower, limits });
   await app.register(cometRoutes, { follower, limits, nodeId, listen: () => listenAddress(app) });
+  await app.register(explorerRoutes);
   app.addHook("onClose", async () => reader.close());
   return app;
 }
