@@ -2,8 +2,8 @@
  * `GET /v1/changes` over real HTTP: the NDJSON stream equals the library's `changes(from, to)` line for line
  * (removals as null), every error a client can cause has its status before the stream starts (a span too large, to
  * before from, a version never committed, pruned or imported), the stream is pulled as the client reads (a client
- * that stops reading stops the reads), a failure mid-stream cuts the body after an error line, and the route is
- * counted in /metrics.
+ * that stops reading stops the reads), a failure mid-stream cuts the body after an error line, a stream past the
+ * request timeout is cut, and the route is counted in /metrics.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IavlError, MultiReader, MultiTree, toHex, Tree, type VersionChange } from "../src/index.js";
-import { createServer, MAX_CHANGES_SPAN } from "../src/serve/server.js";
+import { createServer, MAX_CHANGES_SPAN, type ServeOptions } from "../src/serve/server.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
 import { applyVersion } from "./fixtures/version-ops.js";
@@ -28,9 +28,9 @@ const servers: FastifyInstance[] = [];
 const readers: MultiReader[] = [];
 
 /** A live server on a real socket over `d` (and the reader it reads through). */
-async function serve(d: string): Promise<{ url: string; reader: MultiReader }> {
+async function serve(d: string, o: ServeOptions = {}): Promise<{ url: string; reader: MultiReader }> {
   const reader = MultiReader.open(d);
-  const app = await createServer(reader, { refreshMs: 0 });
+  const app = await createServer(reader, { refreshMs: 0, ...o });
   servers.push(app);
   await app.listen({ host: "127.0.0.1", port: 0 });
   return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, reader };
@@ -236,6 +236,36 @@ describe("GET /v1/changes", () => {
     const got = text.split("\n").filter((l) => l !== "");
     expect(JSON.parse(got.at(-1)!)).toEqual({ error: { code: "VERSION_PRUNED", message: "version 20 was pruned while it was read" } });
     expect(got.slice(0, -1).map((l) => JSON.parse(l) as Line)).toEqual(before);
+  });
+
+  it("cuts a stream not done within the request timeout", async () => {
+    const slowDir = join(tempDir(), "slow");
+    const t = Tree.open(slowDir);
+    const value = new Uint8Array(16_384).fill(0xcd);
+    for (let v = 1; v <= 60; v++) {
+      for (let k = 0; k < 4; k++) t.set(b(`key-${v}-${k}`), value);
+      t.commit();
+    }
+    t.close();
+    const s = await serve(slowDir, { requestTimeoutMs: 300 });
+    // A client that stops reading past the timeout gets an incomplete body, not a whole-looking one.
+    const { status, complete, lines } = await new Promise<{ status: number | undefined; complete: boolean; lines: number }>((resolve) => {
+      http.get(`${s.url}/v1/changes?from=1&to=60`, (r) => {
+        r.pause();
+        let lines = 0;
+        setTimeout(() => {
+          r.on("data", (d: Buffer) => {
+            for (let at = d.indexOf(10); at !== -1; at = d.indexOf(10, at + 1)) lines++;
+          });
+          r.on("error", () => undefined);
+          r.on("close", () => resolve({ status: r.statusCode, complete: r.complete, lines }));
+          r.resume();
+        }, 700);
+      });
+    });
+    expect(status).toBe(200);
+    expect(complete).toBe(false);
+    expect(lines).toBeLessThan(240);
   });
 
   it("is counted and timed in /metrics like the other routes", async () => {
