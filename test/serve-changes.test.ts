@@ -236,6 +236,10 @@ describe("GET /v1/changes", () => {
     const got = text.split("\n").filter((l) => l !== "");
     expect(JSON.parse(got.at(-1)!)).toEqual({ error: { code: "VERSION_PRUNED", message: "version 20 was pruned while it was read" } });
     expect(got.slice(0, -1).map((l) => JSON.parse(l) as Line)).toEqual(before);
+    // Not a finished answer in the metrics, but one cut short.
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    expect(metrics).toContain('iavlite_http_responses_unfinished_total{route="/v1/changes"} 1');
+    expect(metrics).not.toContain('iavlite_http_requests_total{route="/v1/changes"');
   });
 
   it("cuts a stream not done within the request timeout", async () => {
