@@ -8,6 +8,7 @@
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
+import { changes } from "./changes.js";
 import { core } from "./core.js";
 import { Bench, gc, OUT } from "./harness.js";
 import { mixed } from "./mixed.js";
@@ -19,7 +20,7 @@ import { serve } from "./serve.js";
 import { stateSync } from "./state-sync.js";
 
 const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
-  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve,
+  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes,
 };
 const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(SECTIONS).join(",")}] [--profile <section>]`;
 

@@ -1,12 +1,14 @@
 /**
  * MultiTree.openReadOnly (MultiReader) and appProof: the versions every store holds whole, the recorded app hash, and
- * the app-level ICS23 proof of a store, verified by @confio/ics23 with tendermintSpec.
+ * the app-level ICS23 proof of a store, verified by @confio/ics23 with tendermintSpec and by iavlite/verify (Go's
+ * rules).
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ics23, tendermintSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { appProof, commitInfoHash, MultiTree, toHex, Tree } from "../src/index.js";
+import { verifyStoreInApp } from "../src/verify/index.js";
 import { tempDir } from "./backends.js";
 import { b, codeOf, rng } from "./helpers.js";
 import { applyVersion } from "./fixtures/version-ops.js";
@@ -22,8 +24,11 @@ describe("appProof", () => {
       for (const [name, hash] of stores) {
         const p = appProof(stores, name);
         // Through the wire form, as a client gets it.
-        const wire = ics23.CommitmentProof.decode(ics23.CommitmentProof.encode(p).finish());
+        const bytes = ics23.CommitmentProof.encode(p).finish();
+        const wire = ics23.CommitmentProof.decode(bytes);
         expect(verifyMembership(wire, tendermintSpec, root, b(name), hash)).toBe(true);
+        // And with Go's rules too (iavlite/verify applies them): a right child's step has no suffix field at all.
+        expect(verifyStoreInApp(bytes, root, name, hash), `${name} of ${n} stores`).toBe(true);
         const other = hash.slice();
         other[0]! ^= 1;
         expect(verifyMembership(wire, tendermintSpec, root, b(name), other)).toBe(false);

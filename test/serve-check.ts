@@ -1,9 +1,11 @@
 /**
  * Checks shared by the serve tests: an answer of `/v1/query` or of `abci_query` verified the way a client verifies it,
- * with @confio/ics23 only (iavlSpec for the store level, tendermintSpec for the app level).
+ * with @confio/ics23 (iavlSpec for the store level, tendermintSpec for the app level) and, for `/v1/query`, also with
+ * iavlite/verify, which adds the rules of Go's cosmos/ics23 that a chain's light client applies.
  */
 import { ics23, iavlSpec, tendermintSpec, verifyExistence, verifyMembership, verifyNonExistence, verifyNonMembership } from "@confio/ics23";
 import { fromHex, toHex } from "../src/index.js";
+import * as goRules from "../src/verify/index.js";
 
 /** The JSON of a 200 answer of `/v1/query`. */
 export interface QueryJson {
@@ -34,10 +36,16 @@ export function proofsVerify(q: QueryJson, store: string): boolean {
   const root = fromHex(q.storeHash);
   const p = decode(q.proof.store);
   const storeOk = q.value === null ? verifyNonMembership(p, iavlSpec, root, key) : verifyMembership(p, iavlSpec, root, key, fromHex(q.value));
-  if (!storeOk) return false;
+  const bytes = fromHex(q.proof.store);
+  const storeGo = q.value === null ? goRules.verifyNonMembership(bytes, root, key) : goRules.verifyMembership(bytes, root, key, fromHex(q.value));
+  if (!storeOk || !storeGo) return false;
   if (q.appHash === null) return q.proof.app === null;
   if (q.proof.app === null) return false;
-  return verifyMembership(decode(q.proof.app), tendermintSpec, fromHex(q.appHash), new TextEncoder().encode(store), root);
+  const appHash = fromHex(q.appHash);
+  return (
+    verifyMembership(decode(q.proof.app), tendermintSpec, appHash, new TextEncoder().encode(store), root) &&
+    goRules.verifyStoreInApp(fromHex(q.proof.app), appHash, store, root)
+  );
 }
 
 /** A proof op as cosmjs decodes it. */

@@ -3,7 +3,8 @@
  * hash, as the Cosmos SDK makes it for `ics23:simple` proof ops (store/rootmulti/proof.go, store/internal/proofs
  * convert.go): the RFC 6962 tree of commit-info.ts, its leaf as an ICS23 LeafOp (SHA256, key not prehashed, value
  * prehashed with SHA256, VAR_PROTO lengths, prefix 0x00) and each level above it as an InnerOp (prefix 0x01 ‖ the
- * left sibling, or prefix 0x01 and the right sibling as suffix). `@confio/ics23` verifies it with `tendermintSpec`.
+ * left sibling and no suffix, or prefix 0x01 and the right sibling as suffix). `@confio/ics23` verifies it with
+ * `tendermintSpec`, and so do Go's cosmos/ics23 and iavlite/verify, which add `validateTendermintOps`.
  * @module
  */
 import { ics23 } from "@confio/ics23";
@@ -24,7 +25,9 @@ function innerOps(items: Uint8Array[], i: number): ics23.IInnerOp[] {
     return [...innerOps(items.slice(0, k), i), { hash: ics23.HashOp.SHA256, prefix: INNER, suffix: right }];
   }
   const left = merkleRoot(items.slice(0, k));
-  return [...innerOps(items.slice(k), i - k), { hash: ics23.HashOp.SHA256, prefix: concatBytes(INNER, left), suffix: new Uint8Array(0) }];
+  // No suffix field at all, as the SDK leaves it nil: an empty one is still written, Go decodes it as a non-nil
+  // slice, and its validateTendermintOps then refuses any prefix but 0x01.
+  return [...innerOps(items.slice(k), i - k), { hash: ics23.HashOp.SHA256, prefix: concatBytes(INNER, left) }];
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * `GET /metrics` in Prometheus text format (prom-client), from a registry of this server's own (so that several
  * servers in one process, as in tests, do not share counters): requests by route, method and status, a latency
- * histogram by route, the latest version served, refreshes, and Node's process metrics.
+ * histogram by route, responses that never finished (a client gone, a change stream cut) by route, the latest version
+ * served, refreshes, and Node's process metrics.
  * @module
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** The service's meters. */
@@ -15,7 +16,11 @@ export interface Metrics {
 }
 
 /** Creates the registry and its meters. */
-export function createMetrics(): Metrics & { requests: Counter<"route" | "method" | "status">; latency: Histogram<"route"> } {
+export function createMetrics(): Metrics & {
+  requests: Counter<"route" | "method" | "status">;
+  latency: Histogram<"route">;
+  unfinished: Counter<"route">;
+} {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -31,12 +36,19 @@ export function createMetrics(): Metrics & { requests: Counter<"route" | "method
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   });
+  const unfinished = new Counter({
+    name: "iavlite_http_responses_unfinished_total",
+    help: "Responses whose connection closed before they were whole (a client gone, a change stream cut), by route",
+    labelNames: ["route"] as const,
+    registers: [registry],
+  });
   const latest = new Gauge({ name: "iavlite_latest_version", help: "The newest whole version the service answers from", registers: [registry] });
   const refreshes = new Counter({ name: "iavlite_refreshes_total", help: "Times the service looked for new versions", registers: [registry] });
   return {
     registry,
     requests,
     latency,
+    unfinished,
     refreshed(v) {
       refreshes.inc();
       latest.set(v);
@@ -46,11 +58,18 @@ export function createMetrics(): Metrics & { requests: Counter<"route" | "method
 
 /** Counts and times every answer, and serves `GET /metrics`. */
 export function metricsPlugin(app: FastifyInstance, m: ReturnType<typeof createMetrics>): void {
+  // The route's pattern, never the raw URL: unmatched URLs share one label, so clients cannot grow the series.
+  const routeOf = (request: FastifyRequest): string => request.routeOptions.url ?? "unmatched";
   app.addHook("onResponse", async (request, reply) => {
-    // The route's pattern, never the raw URL: unmatched URLs share one label, so clients cannot grow the series.
-    const route = request.routeOptions.url ?? "unmatched";
+    const route = routeOf(request);
     m.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
     m.latency.observe({ route }, reply.elapsedTime / 1000);
+  });
+  // onResponse runs only for a response that finished: one cut short is counted here instead.
+  app.addHook("onRequest", async (request, reply) => {
+    reply.raw.once("close", () => {
+      if (!reply.raw.writableFinished) m.unfinished.inc({ route: routeOf(request) });
+    });
   });
   app.get("/metrics", async (_request, reply) => {
     const text = await m.registry.metrics();

@@ -20,6 +20,8 @@ export interface Limits {
   rangeBytes: number;
   /** Time after which a range page ends early (with `next` set), ms. */
   rangeMs: number;
+  /** Most versions one change stream may span. */
+  maxChangesSpan: number;
 }
 
 /** What a key query found at one version. */

@@ -1,6 +1,7 @@
 /**
- * The v1 HTTP API (a fastify plugin under `/v1`): `GET /v1/status`, `GET /v1/query`, `GET /v1/range`. Bytes are
- * lowercase hex without `0x`; each route's JSON schema validates its query string and serializes its answer.
+ * The v1 HTTP API (a fastify plugin under `/v1`): `GET /v1/status`, `GET /v1/query`, `GET /v1/range`, and the NDJSON
+ * stream `GET /v1/changes` (changes.ts). Bytes are lowercase hex without `0x`; each route's JSON schema validates its
+ * query string and serializes its answer.
  * Errors answer `{ "error": { "code", "message" } }` (errors.ts).
  * @module
  */
@@ -8,6 +9,7 @@ import { ics23 } from "@confio/ics23";
 import type { FastifyInstance } from "fastify";
 import { IavlError } from "../base/errors.js";
 import type { CommitmentProof } from "../tree/proof.js";
+import { changeStream } from "./changes.js";
 import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
@@ -25,12 +27,12 @@ const heightParam = { type: "string", pattern: "^[0-9]{1,16}$" } as const;
 const boolParam = { type: "string", enum: ["true", "false"] } as const;
 const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
 
-/** A height from the query string: a positive safe integer, or undefined. */
-export function parseHeight(text: string | undefined): number | undefined {
+/** A height (or version, named `what`) from the query string: a positive safe integer, or undefined. */
+export function parseHeight(text: string | undefined, what = "height"): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
   if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
-    throw new IavlError("INVALID_ARGUMENT", `height must be a positive integer, got "${text.slice(0, 24)}"`);
+    throw new IavlError("INVALID_ARGUMENT", `${what} must be a positive integer, got "${text.slice(0, 24)}"`);
   }
   return n;
 }
@@ -170,5 +172,26 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
       pairs: page.pairs.map(([k, v]) => ({ key: toHex(k), value: toHex(v) })),
       next: hexOrNull(page.next),
     };
+  });
+
+  // NDJSON, streamed as the client reads; no response schema for the 200 (it is not one JSON value).
+  app.get<{ Querystring: { store?: string; from: string; to: string } }>("/changes", {
+    schema: {
+      querystring: {
+        type: "object",
+        properties: { store: { type: "string" }, from: heightParam, to: heightParam },
+        required: ["from", "to"],
+      },
+      response: errors,
+    },
+  }, async (req, reply) => {
+    const q = req.query;
+    const store = pickStore(f, q.store);
+    const res = reply.raw;
+    // A failure after the answer began: end the connection without the chunked body's end, so no client takes what
+    // came for the whole answer. end() first sends what was written (the error line last).
+    const cut = (): void => void (res.socket === null ? res.destroy() : res.socket.end());
+    const stream = changeStream(f, store, parseHeight(q.from, "from")!, parseHeight(q.to, "to")!, limits.maxChangesSpan, cut);
+    return reply.type("application/x-ndjson").send(stream);
   });
 }

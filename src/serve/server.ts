@@ -1,11 +1,12 @@
 /**
  * The query service (`iavlite serve`): a fastify server over a read-only multi-store handle, with the v1 API
- * (routes-v1.ts), the CometBFT RPC (abci.ts) and Prometheus metrics (metrics.ts), each a plugin of its own. It only
+ * (routes-v1.ts), the CometBFT RPC (abci.ts), Prometheus metrics (metrics.ts) and the explorer page (explorer.ts),
+ * each a plugin of its own. It only
  * reads: it never takes the writer lock, never writes and never holds a read transaction open between statements.
  *
  * Requests are answered one at a time on the event loop (better-sqlite3 reads are synchronous), each bounded: keys
- * of at most `maxKeyBytes`, range pages of at most 1000 pairs and `rangeBytes` bytes, and a `requestTimeoutMs` for
- * receiving a request and for answering it.
+ * of at most `maxKeyBytes`, range pages of at most 1000 pairs and `rangeBytes` bytes, change streams of at most 1000
+ * versions, and a `requestTimeoutMs` for receiving a request and for answering it (a stream not done by then is cut).
  * @module
  */
 import { createHash } from "node:crypto";
@@ -19,6 +20,7 @@ import { MultiReader, storeNameSchema } from "../api/multi-reader.js";
 import { cometRoutes } from "./abci.js";
 import { DrainingServer } from "./draining-server.js";
 import { httpError } from "./errors.js";
+import { explorerRoutes } from "./explorer.js";
 import { Follower } from "./follow.js";
 import { createMetrics, metricsPlugin } from "./metrics.js";
 import type { Limits } from "./queries.js";
@@ -26,6 +28,9 @@ import { v1Routes } from "./routes-v1.js";
 
 /** The most pairs a range page may ask for (`limit`). */
 export const MAX_RANGE_LIMIT = 1000;
+
+/** The most versions one `GET /v1/changes` may span (`to − from + 1`). */
+export const MAX_CHANGES_SPAN = 1000;
 
 /** Options of {@link createServer} and {@link startServer}. */
 export const serveOptionsSchema = z
@@ -73,6 +78,7 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
     maxRangeLimit: MAX_RANGE_LIMIT,
     rangeBytes: o.rangeBytes,
     rangeMs: o.requestTimeoutMs / 2,
+    maxChangesSpan: MAX_CHANGES_SPAN,
   };
   const app = Fastify({
     logger: false,
@@ -105,6 +111,7 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
   metricsPlugin(app, metrics);
   await app.register(v1Routes, { prefix: "/v1", follower, limits });
   await app.register(cometRoutes, { follower, limits, nodeId, listen: () => listenAddress(app) });
+  await app.register(explorerRoutes);
   app.addHook("onClose", async () => reader.close());
   return app;
 }
