@@ -11,13 +11,12 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ics23 } from "@confio/ics23";
 import { MultiTree } from "../src/index.js";
 import { httpError } from "../src/serve/errors.js";
 import { Follower } from "../src/serve/follow.js";
-import { hexOrNull, parseHex, toHex } from "../src/serve/hex.js";
+import { parseHex } from "../src/serve/hex.js";
 import { pickStore, queryKey } from "../src/serve/queries.js";
-import { parseHeight } from "../src/serve/routes-v1.js";
+import { parseHeight, queryBody } from "../src/serve/routes-v1.js";
 import { skip } from "./harness.js";
 import { SERVE_CHECKPOINT, serveProfiles, type WriterResult } from "./serve.js";
 import { Workload } from "./workload.js";
@@ -53,7 +52,6 @@ async function writer(dir: string, seed: number, initialSize: number, skipped: n
 
 function plainHttp(dir: string): void {
   const follower = new Follower(MultiTree.openReadOnly(dir), 20);
-  const proofHex = (p: ics23.ICommitmentProof | null): string | null => (p === null ? null : toHex(ics23.CommitmentProof.encode(p).finish()));
   const server = http.createServer((req, res) => {
     let status = 200;
     let body: unknown;
@@ -64,14 +62,7 @@ function plainHttp(dir: string): void {
       const store = pickStore(follower, q.get("store") ?? undefined);
       const height = parseHeight(q.get("height") ?? undefined);
       const a = queryKey(follower, store, parseHex(q.get("key") ?? "", "key", 65_536), height, q.get("prove") === "true");
-      body = {
-        height: a.height,
-        key: toHex(a.key),
-        value: hexOrNull(a.value),
-        storeHash: toHex(a.storeHash),
-        appHash: hexOrNull(a.appHash),
-        proof: { store: proofHex(a.storeProof), app: proofHex(a.appProof) },
-      };
+      body = queryBody(a);
     } catch (e) {
       const h = httpError(e);
       status = h.status;

@@ -13,7 +13,7 @@ import { changeStream } from "./changes.js";
 import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
-import { pickStore, queryKey, queryRange, type Limits } from "./queries.js";
+import { pickStore, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
 
 /** What the v1 routes need. */
 export interface V1Options {
@@ -35,6 +35,19 @@ export function parseHeight(text: string | undefined, what = "height"): number |
     throw new IavlError("INVALID_ARGUMENT", `${what} must be a positive integer, got "${text.slice(0, 24)}"`);
   }
   return n;
+}
+
+/** The JSON body of a `/v1/query` answer (also the node:http floor's in bench/serve-child.ts, so both send the same). */
+export function queryBody(a: KeyAnswer): Record<string, unknown> {
+  return {
+    height: a.height,
+    key: toHex(a.key),
+    value: hexOrNull(a.value),
+    storeHash: toHex(a.storeHash),
+    appHash: hexOrNull(a.appHash),
+    proof: { store: proofHex(a.storeProof), app: proofHex(a.appProof) },
+    ...(a.proofError === undefined ? {} : { proofError: a.proofError }),
+  };
 }
 
 /** Encodings of proofs that are asked for again: the reader keeps and shares the app-level proofs of recent versions. */
@@ -116,16 +129,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
     const q = req.query;
     const store = pickStore(f, q.store);
     const key = parseHex(q.key, "key", limits.maxKeyBytes);
-    const a = queryKey(f, store, key, parseHeight(q.height), q.prove === "true");
-    return {
-      height: a.height,
-      key: toHex(a.key),
-      value: hexOrNull(a.value),
-      storeHash: toHex(a.storeHash),
-      appHash: hexOrNull(a.appHash),
-      proof: { store: proofHex(a.storeProof), app: proofHex(a.appProof) },
-      ...(a.proofError === undefined ? {} : { proofError: a.proofError }),
-    };
+    return queryBody(queryKey(f, store, key, parseHeight(q.height), q.prove === "true"));
   });
 
   app.get<{ Querystring: { store?: string; start?: string; end?: string; height?: string; limit?: string; reverse?: string } }>("/range", {
