@@ -151,19 +151,7 @@ export class StoreReader {
   /** A stored branch. */
   branch(version: number, seq: number): BranchRow | undefined {
     const r = this.lookup(version, (s) => s.get(version, seq) as Row | undefined);
-    if (r === undefined) return undefined;
-    return {
-      version,
-      seq,
-      key: blob(r[0]),
-      height: r[1] as number,
-      size: r[2] as number,
-      hash: blob(r[3]),
-      leftVersion: r[4] as number,
-      leftSeq: r[5] as number,
-      rightVersion: r[6] as number,
-      rightSeq: r[7] as number,
-    };
+    return r === undefined ? undefined : branchRow(version, seq, r, 0);
   }
 
   /**
@@ -196,18 +184,7 @@ export class StoreReader {
         }
         for (const r of rows) {
           found.add(`${r[0]}/${r[1]}`);
-          out.push({
-            version: r[0] as number,
-            seq: r[1] as number,
-            key: blob(r[2]),
-            height: r[3] as number,
-            size: r[4] as number,
-            hash: blob(r[5]),
-            leftVersion: r[6] as number,
-            leftSeq: r[7] as number,
-            rightVersion: r[8] as number,
-            rightSeq: r[9] as number,
-          });
+          out.push(branchRow(r[0] as number, r[1] as number, r, 2));
         }
       }
       // Rows a prune moved (and whose table it dropped) meanwhile are found again in the new layout.
@@ -351,4 +328,20 @@ export class StoreReader {
     forgetStatements(this.db);
     return true;
   }
+}
+
+/** The branch (`version`, `seq`) from a row whose columns key, height, size, hash and the child keys start at `at`. */
+function branchRow(version: number, seq: number, r: Row, at: number): BranchRow {
+  return {
+    version,
+    seq,
+    key: blob(r[at]),
+    height: r[at + 1] as number,
+    size: r[at + 2] as number,
+    hash: blob(r[at + 3]),
+    leftVersion: r[at + 4] as number,
+    leftSeq: r[at + 5] as number,
+    rightVersion: r[at + 6] as number,
+    rightSeq: r[at + 7] as number,
+  };
 }
