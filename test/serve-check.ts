@@ -4,8 +4,9 @@
  * iavlite/verify, which adds the rules of Go's cosmos/ics23 that a chain's light client applies.
  */
 import { ics23, iavlSpec, tendermintSpec, verifyExistence, verifyMembership, verifyNonExistence, verifyNonMembership } from "@confio/ics23";
-import { fromHex, toHex } from "../src/index.js";
+import { fromHex, toHex, Tree } from "../src/index.js";
 import * as goRules from "../src/verify/index.js";
+import { applyVersion } from "./fixtures/version-ops.js";
 
 /** The JSON of a 200 answer of `/v1/query`. */
 export interface QueryJson {
@@ -23,6 +24,22 @@ export const SERVE_STORES = ["bank", "lockup", "staking"];
 
 /** `applyVersion`'s arguments after the tree for store `i` at `version`, in the writer and in the tests' models. */
 export const serveOps = (i: number, version: number): [number, number, number] => [version * 10 + i, 120, 300];
+
+/**
+ * The writer's stores replayed in memory: `model(i, v)` is store i at version v, as the writer committed it (each
+ * model is built forward on demand, so ask for versions in any order up to the newest needed).
+ */
+export function serveModels(): (i: number, v: number) => ReturnType<Tree["at"]> {
+  const models = SERVE_STORES.map(() => Tree.memory());
+  return (i, v) => {
+    const m = models[i]!;
+    while (m.version < v) {
+      applyVersion(m, ...serveOps(i, m.version + 1));
+      m.commit();
+    }
+    return m.at(v);
+  };
+}
 
 const decode = (hex: string): ics23.CommitmentProof => ics23.CommitmentProof.decode(fromHex(hex));
 

@@ -8,11 +8,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Comet38Client, connectComet, isComet38Client, Tendermint37Client } from "@cosmjs/tendermint-rpc";
 import { afterEach, describe, expect, it } from "vitest";
-import { fromHex, toHex, Tree } from "../src/index.js";
+import { fromHex, toHex } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
-import { applyVersion } from "./fixtures/version-ops.js";
-import { SERVE_STORES, serveOps, verifyAbci } from "./serve-check.js";
+import { SERVE_STORES, serveModels, verifyAbci } from "./serve-check.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const main = join(root, "src/cli/main.ts");
@@ -61,14 +60,7 @@ describe("@cosmjs/tendermint-rpc against iavlite serve", () => {
     const server = start([main, "serve", dir, "--port", "0", "--refresh-ms", "0"]);
     const url = await until(() => server.lines.map((l) => /^listening on (.+)$/.exec(l)?.[1]).find((x) => x !== undefined), "serve", server.stderr);
 
-    const models = SERVE_STORES.map(() => Tree.memory());
-    const model = (i: number, v: number): ReturnType<Tree["at"]> => {
-      while (models[i]!.version < v) {
-        applyVersion(models[i]!, ...serveOps(i, models[i]!.version + 1));
-        models[i]!.commit();
-      }
-      return models[i]!.at(v);
-    };
+    const model = serveModels();
 
     // Auto-detection reads node_info.version from our status and picks the CometBFT 0.38 client.
     const client = await connectComet(url);

@@ -12,8 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { commitInfoHash, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b, rng } from "./helpers.js";
-import { applyVersion } from "./fixtures/version-ops.js";
-import { proofsVerify, SERVE_STORES, serveOps, type QueryJson } from "./serve-check.js";
+import { proofsVerify, SERVE_STORES, serveModels, type QueryJson } from "./serve-check.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const main = join(root, "src/cli/main.ts");
@@ -91,14 +90,7 @@ describe("iavlite serve beside a writer process", () => {
     const written = (): Map<number, string> =>
       new Map(writer.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { v: number; app: string }).map((x) => [x.v, x.app]));
 
-    const models = SERVE_STORES.map(() => Tree.memory());
-    const model = (i: number, v: number): ReturnType<Tree["at"]> => {
-      while (models[i]!.version < v) {
-        applyVersion(models[i]!, ...serveOps(i, models[i]!.version + 1));
-        models[i]!.commit();
-      }
-      return models[i]!.at(v);
-    };
+    const model = serveModels();
     const seenApp = new Map<number, string>();
     const stats = { queries: 0, proofs: 0, ranges: 0, pruned: 0, future: 0 };
     let lastLatest = 0;
