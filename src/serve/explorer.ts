@@ -11,28 +11,20 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { packageFile } from "../base/package-files.js";
 import { ApiError } from "./errors.js";
 
 const JS = "text/javascript; charset=utf-8";
-
-/** The package's `explorer/` folder: found by walking up from this module (as the migrations are), from src or dist. */
-function pageDir(): URL {
-  let dir = new URL("./", import.meta.url);
-  for (let i = 0; i < 5; i++) {
-    if (existsSync(new URL("package.json", dir)) && existsSync(new URL("explorer/index.html", dir))) return new URL("explorer/", dir);
-    dir = new URL("../", dir);
-  }
-  throw new Error("iavlite: the explorer folder is missing from the installation");
-}
 
 /** Where the files are. */
 function locations(): { page: URL; verify: URL; noble: URL; fromSource: boolean } {
   const fromSource = import.meta.url.endsWith(".ts");
   return {
-    page: pageDir(),
+    // The index.html in it, not just the folder: the page is what must be there.
+    page: new URL("./", pathToFileURL(packageFile(import.meta.url, "explorer/index.html", "the explorer folder"))),
     verify: new URL("../verify/", import.meta.url),
     noble: new URL("./", import.meta.resolve("@noble/hashes/sha2.js")),
     fromSource,

@@ -2,11 +2,11 @@
  * Numbered SQL migrations from `migrations/`, applied in order on open and recorded in the store.
  * @module
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { IavlError } from "../base/errors.js";
+import { packageFile } from "../base/package-files.js";
 import { upgradeLayout1 } from "./layout1-upgrade.js";
 
 /** One migration file: `NNN_name.sql`. */
@@ -16,23 +16,12 @@ export interface Migration {
   sql: string;
 }
 
-/** The folder that holds the migrations: found by walking up from this module, whether run from src or dist. */
-function migrationsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, "migrations");
-    if (existsSync(join(dir, "package.json")) && existsSync(candidate)) return candidate;
-    dir = dirname(dir);
-  }
-  throw new Error("iavlite: the migrations folder is missing from the installation");
-}
-
 let cached: Migration[] | undefined;
 
 /** The known migrations, in order. */
 export function migrations(): Migration[] {
   if (cached !== undefined) return cached;
-  const dir = migrationsDir();
+  const dir = packageFile(import.meta.url, "migrations", "the migrations folder");
   cached = readdirSync(dir)
     .filter((f) => /^\d+_.*\.sql$/.test(f))
     .sort()
