@@ -10,6 +10,7 @@ import { Mutator } from "../src/tree/mutate.js";
 import { hashNode, MEMORY_SOURCE, type Node } from "../src/tree/node.js";
 import { indexOf } from "../src/tree/read.js";
 import { memoryValue, RootView } from "../src/tree/root-view.js";
+import { tempDir } from "./backends.js";
 import { b, randomBytes, rng, treehashOps } from "./helpers.js";
 
 type Op = ["s", Uint8Array, Uint8Array] | ["d", Uint8Array];
@@ -164,6 +165,42 @@ describe("exportNodes", () => {
   it("walks without recursion: a deep tree exports as many items as it has nodes", () => {
     const { root } = buildRoot([Array.from({ length: 4096 }, (_, i): Op => ["s", b(`k${String(i).padStart(6, "0")}`), b("v")])]);
     expect(exportAll(root).length).toBe(2 * 4096 - 1);
+  });
+});
+
+describe("export of a stored version", () => {
+  it("derives each stored branch's key and height as the tree holds them, across checkpoints, removals and reopen", () => {
+    const dir = tempDir();
+    const s = Tree.open(dir, { checkpointInterval: 2 });
+    const m = Tree.memory();
+    const next = rng(7);
+    const keys: Uint8Array[] = [];
+    for (let v = 1; v <= 9; v++) {
+      for (let i = 0; i < 300; i++) {
+        // Removals of existing keys change branch keys (the first key of a right subtree); sets add and update.
+        if (keys.length > 50 && next() < 0.3) {
+          const k = keys.splice(Math.floor(next() * keys.length), 1)[0]!;
+          s.remove(k);
+          m.remove(k);
+        } else {
+          const k = next() < 0.2 && keys.length > 0 ? keys[Math.floor(next() * keys.length)]! : randomBytes(next, 1 + Math.floor(next() * 6));
+          if (!keys.some((x) => toHex(x) === toHex(k))) keys.push(k);
+          const value = randomBytes(next, 4);
+          s.set(k, value);
+          m.set(k, value);
+        }
+      }
+      s.commit();
+      m.commit();
+    }
+    s.close();
+    const r = Tree.openReadOnly(dir);
+    const line = (n: ExportNode): string => `${toHex(n.key)}:${n.version}:${n.height}:${n.value === undefined ? "" : toHex(n.value)}`;
+    try {
+      for (const v of [4, 7, 9]) expect([...r.at(v).export()].map(line)).toEqual([...m.at(v).export()].map(line));
+    } finally {
+      r.close();
+    }
   });
 });
 

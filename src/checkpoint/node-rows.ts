@@ -4,8 +4,10 @@
  */
 import { IavlError } from "../base/errors.js";
 import { digestBytes, toDigest } from "../base/hash.js";
-import { Node } from "../tree/node.js";
-import type { BranchRow, LeafRow } from "../sqlite/rows.js";
+import { Node, type NodeKey } from "../tree/node.js";
+import type { BranchLinks, BranchRow, LeafRow } from "../sqlite/rows.js";
+
+const NO_BYTES = new Uint8Array(0);
 import { leafId, leafSeq } from "../sqlite/shards.js";
 
 /** The row of a hashed, numbered branch whose children are numbered too. */
@@ -42,6 +44,25 @@ export function branchNode(b: BranchRow): Node {
   n.seq = b.seq;
   n.leftKey = { version: b.leftVersion, seq: b.leftSeq };
   n.rightKey = { version: b.rightVersion, seq: b.rightSeq };
+  return n;
+}
+
+/**
+ * A branch known by its links alone (see StoreReader.branchLinks), for a walk of the tree's shape: it has no key,
+ * hash or size, and its height of 1 says only that it is a branch.
+ */
+export function linkNode(b: BranchLinks): Node {
+  const n = new Node(NO_BYTES, undefined, b.version, 1, 0);
+  n.seq = b.seq;
+  n.leftKey = { version: b.leftVersion, seq: b.leftSeq };
+  n.rightKey = { version: b.rightVersion, seq: b.rightSeq };
+  return n;
+}
+
+/** A leaf known by its node key alone, for a walk that reads leaves rows apart from the tree's shape. */
+export function leafStub(ref: NodeKey): Node {
+  const n = new Node(NO_BYTES, undefined, ref.version, 0, 1);
+  n.seq = ref.seq;
   return n;
 }
 

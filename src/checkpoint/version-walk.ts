@@ -8,17 +8,14 @@
 import { IavlError } from "../base/errors.js";
 import { toDigest } from "../base/hash.js";
 import type { StoredNode } from "../tree/audit.js";
-import { exportItem } from "../tree/export-walk.js";
-import { Node, type NodeKey } from "../tree/node.js";
+import type { Node, NodeKey } from "../tree/node.js";
 import { leafId, LEAF_BASE } from "../sqlite/shards.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { LeafSource } from "./leaf-stream.js";
-import { branchNode } from "./node-rows.js";
+import { branchNode, leafStub, linkNode } from "./node-rows.js";
 
 /** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
 const SUBTREE_LEVELS = 10;
-
-const NO_BYTES = new Uint8Array(0);
 
 /** Branches loaded ahead of the walk, by node key. */
 class Prefetched {
@@ -66,11 +63,10 @@ export function* walkVersion(
     };
     refs(from);
     for (let depth = 0; depth < SUBTREE_LEVELS && level.length > 0; depth++) {
-      const rows = store.branches(level);
+      const rows = withHashes ? store.branches(level).map(branchNode) : store.branchLinks(level).map(linkNode);
       if (rows.length !== level.length) throw new IavlError("CORRUPT", `${level.length - rows.length} branches below ${from.version}/${from.seq} are missing from the store`);
       level = [];
-      for (const row of rows) {
-        const n = branchNode(row);
+      for (const n of rows) {
         ahead.put(n);
         if (depth + 1 < SUBTREE_LEVELS) refs(n);
       }
@@ -83,10 +79,7 @@ export function* walkVersion(
     const ref = side === "left" ? parent.leftKey : parent.rightKey;
     if (ref === undefined) throw new IavlError("CORRUPT", `node ${parent.version}/${parent.seq} has a child neither in memory nor in storage`);
     if (ref.seq >= LEAF_BASE) {
-      // A stub: its row is read with its batch's.
-      const stub = new Node(NO_BYTES, undefined, ref.version, 0, 1);
-      stub.seq = ref.seq;
-      return stub;
+      return leafStub(ref); // its row is read with its batch's
     }
     let n = ahead.take(ref);
     if (n === undefined) {
@@ -100,6 +93,11 @@ export function* walkVersion(
   // Parallel stacks: a node, and whether its children were already pushed (so its turn comes after theirs).
   const nodes: Node[] = [root];
   const expanded: boolean[] = [false];
+  // For each finished subtree whose parent is not yet out: its first key and its height. An export reads only the
+  // links of stored branches (their key, hash, height and size are most of a row's cost) and derives key and height
+  // from these; an audit reads and checks what is stored.
+  const firstKeys: Uint8Array[] = [];
+  const heights: number[] = [];
   while (nodes.length > 0) {
     const out = read(() => {
       const got: Node[] = [];
@@ -118,12 +116,22 @@ export function* walkVersion(
         }
       }
       return got.map((n): StoredNode => {
-        if (n.height > 0) return { node: exportItem(n, () => NO_BYTES), storedHash: n.hash };
+        if (n.height > 0) {
+          const heightRight = heights.pop()!;
+          const height = 1 + Math.max(heights.pop()!, heightRight);
+          heights.push(height);
+          // The key of a branch is the first key of its right subtree; the left subtree's first key is now ours.
+          const key = firstKeys.pop()!;
+          if (withHashes) return { node: { key: n.key, version: n.version, height: n.height }, storedHash: n.hash };
+          return { node: { key, version: n.version, height }, storedHash: undefined };
+        }
         // The leaves rows of the version and the tree's leaves must be the same, in the same (key) order.
         const row = leaves.next();
         if (row === undefined || row.id !== leafId(n.seq) || row.version !== n.version || row.hash === null || row.value === null) {
           throw new IavlError("CORRUPT", `the leaves of version ${n.version === row?.version ? n.version : "?"} disagree with the tree at leaf ${n.version}/${n.seq}`);
         }
+        firstKeys.push(row.key);
+        heights.push(0);
         return { node: { key: row.key, value: row.value, version: n.version, height: 0 }, storedHash: withHashes ? toDigest(row.hash) : undefined };
       });
     });

@@ -35,13 +35,17 @@ export interface LeafWrite {
 }
 
 /** A stored branch node. */
-export interface BranchRow {
-  version: number;
-  seq: number;
+export interface BranchRow extends BranchLinks {
   key: Uint8Array;
   height: number;
   size: number;
   hash: Uint8Array;
+}
+
+/** A branch's node key and its children's: the shape of the tree without what each node holds. */
+export interface BranchLinks {
+  version: number;
+  seq: number;
   leftVersion: number;
   leftSeq: number;
   rightVersion: number;
