@@ -5,13 +5,11 @@
  */
 import { IavlError } from "../base/errors.js";
 import { sha256, type Digest } from "../base/hash.js";
-import { Node, type NodeKey, type NodeSource } from "../tree/node.js";
+import type { Node, NodeKey, NodeSource } from "../tree/node.js";
 import { LEAF_BASE, leafId } from "../sqlite/shards.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { VersionRow } from "../sqlite/rows.js";
 import { branchNode, leafNode } from "./node-rows.js";
-
-const NO_KEY = new Uint8Array(0);
 
 /** A {@link NodeSource} over a store, counting loads so that the owner knows when to evict. */
 export class StoreSource implements NodeSource {
@@ -42,27 +40,6 @@ export class StoreSource implements NodeSource {
     // Only leaves of the working version lack a stored hash, and they still hold their value.
     if (leaf.value === undefined) throw new IavlError("CORRUPT", "a leaf has neither a hash nor a value");
     return sha256(leaf.value);
-  }
-
-  /**
-   * A source over the same store that does not link loaded nodes into their parents, for one-pass walks. With
-   * `stubLeaves`, leaves not in memory come back as stubs that carry only their version and an empty key: an export
-   * takes their keys and values from a range scan of the value rows instead of two lookups each.
-   */
-  uncached(stubLeaves = false): NodeSource {
-    const child = (ref: NodeKey | undefined, parent: Node): Node => {
-      if (stubLeaves && ref !== undefined && ref.seq >= LEAF_BASE) {
-        const stub = new Node(NO_KEY, undefined, ref.version, 0, 1);
-        stub.seq = ref.seq;
-        return stub;
-      }
-      return this.load(ref, parent);
-    };
-    return {
-      left: (n) => n.left ?? child(n.leftKey, n),
-      right: (n) => n.right ?? child(n.rightKey, n),
-      valueHash: (leaf) => this.valueHash(leaf),
-    };
   }
 
   /** The root of a checkpointed version, or undefined for an empty tree. */
