@@ -59,6 +59,8 @@ export class WorkingSet {
   private readonly budgetNodes: number;
   private readonly keepDepth: number;
   private residentEstimate = 0;
+  /** Keys in the tree at the last commit. */
+  private size = 0;
   /** The id the next leaves row gets. */
   private nextLeaf: number;
   /** The background writer, with durability "async". */
@@ -92,6 +94,7 @@ export class WorkingSet {
     this.lastCheckpoint = this.store.replayBase(latest.version)?.version ?? 0;
     const root = rebuildVersion(this.store, this.src, latest);
     this.residentEstimate = this.budgetNodes; // unknown after a replay: sweep at the first commit
+    this.size = root?.size ?? 0;
     return { version: latest.version, root };
   }
 
@@ -172,7 +175,11 @@ export class WorkingSet {
       this.lastCheckpoint = c.version;
       this.needCheckpoint = false;
     }
-    this.residentEstimate += this.src.loads + ops.length * ((root?.height ?? 0) + 1);
+    // A path copy replaces nodes one for one (the old ones are garbage once no view holds them): the tree gains
+    // resident nodes by loading evicted ones and by growing, a leaf and a branch per new key.
+    const size = root?.size ?? 0;
+    this.residentEstimate += this.src.loads + 2 * Math.max(0, size - this.size);
+    this.size = size;
     this.src.loads = 0;
     if (this.residentEstimate > this.budgetNodes) {
       // Evicted nodes are loaded back from disk, so they must be there first.
