@@ -6,9 +6,9 @@ import { IavlError } from "../base/errors.js";
 import { digestBytes, toDigest } from "../base/hash.js";
 import { Node, type NodeKey } from "../tree/node.js";
 import type { BranchLinks, BranchRow, LeafRow } from "../sqlite/rows.js";
+import { leafId, leafSeq } from "../sqlite/shards.js";
 
 const NO_BYTES = new Uint8Array(0);
-import { leafId, leafSeq } from "../sqlite/shards.js";
 
 /** The row of a hashed, numbered branch whose children are numbered too. */
 export function branchRow(n: Node): BranchRow {

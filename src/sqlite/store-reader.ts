@@ -12,6 +12,7 @@ import { unpackOps, type PackedOp } from "./version-ops.js";
 
 type Row = unknown[];
 
+/** A branch row's columns after its node key, as {@link branchRow} maps them. */
 const BRANCH_COLUMNS = "b.key, b.height, b.size, b.hash, b.left_version, b.left_seq, b.right_version, b.right_seq";
 
 /** Where replays of a version start: a checkpoint's version and root node key. */
