@@ -39,11 +39,8 @@ export function leafRow(n: Node): LeafRow {
 
 /** A branch loaded from its row: children known by node key only. */
 export function branchNode(b: BranchRow): Node {
-  const n = new Node(b.key, undefined, b.version, b.height, b.size);
+  const n = linked(new Node(b.key, undefined, b.version, b.height, b.size), b);
   n.hash = toDigest(b.hash);
-  n.seq = b.seq;
-  n.leftKey = { version: b.leftVersion, seq: b.leftSeq };
-  n.rightKey = { version: b.rightVersion, seq: b.rightSeq };
   return n;
 }
 
@@ -52,7 +49,11 @@ export function branchNode(b: BranchRow): Node {
  * hash or size, and its height of 1 says only that it is a branch.
  */
 export function linkNode(b: BranchLinks): Node {
-  const n = new Node(NO_BYTES, undefined, b.version, 1, 0);
+  return linked(new Node(NO_BYTES, undefined, b.version, 1, 0), b);
+}
+
+/** Gives branch `n` the node keys of itself and its children from `b`. */
+function linked(n: Node, b: BranchLinks): Node {
   n.seq = b.seq;
   n.leftKey = { version: b.leftVersion, seq: b.leftSeq };
   n.rightKey = { version: b.rightVersion, seq: b.rightSeq };
