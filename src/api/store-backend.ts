@@ -18,6 +18,12 @@ import { Pruner, type PruneResult } from "../prune/pruner.js";
 import type { Backend, Latest, PruneOptions } from "./backend.js";
 import type { ResolvedOpenOptions } from "./options.js";
 
+/**
+ * The share of the file an automatic prune leaves free: the commits that follow fill those pages again, so returning
+ * them would only move pages (an explicit prune returns all of them).
+ */
+const AUTO_PRUNE_KEEP_FREE = 0.25;
+
 /** The persistent {@link Backend}. */
 export class StoreBackend implements Backend {
   readonly logsOps = true;
@@ -113,12 +119,16 @@ export class StoreBackend implements Backend {
     await this.set.flush();
   }
 
-  async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
+  prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
+    return this.pruneKeeping(upTo, opts, 0);
+  }
+
+  private async pruneKeeping(upTo: number, opts: PruneOptions, keepFree: number): Promise<PruneResult> {
     // Pruning reads and rewrites the store: what is still queued for it must land first.
     await this.set.flush();
     if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
     this.pruner ??= new Pruner(this.folder.file, this.options.busyTimeoutMs);
-    return this.pruner.prune(upTo, opts.keepEvery, opts.onProgress);
+    return this.pruner.prune(upTo, opts.keepEvery, opts.onProgress, keepFree);
   }
 
   /**
@@ -135,7 +145,7 @@ export class StoreBackend implements Backend {
     const before = this.autoPrunedTo;
     this.autoPrunedTo = target;
     this.autoPruning = true;
-    this.prune(target, { keepEvery: this.options.keepEvery })
+    this.pruneKeeping(target, { keepEvery: this.options.keepEvery }, AUTO_PRUNE_KEEP_FREE)
       .catch((e: unknown) => {
         if (this.closed) return;
         this.autoPrunedTo = before;

@@ -32,7 +32,7 @@ export type PruneTask = TaskBase &
     | { step: "sweep"; through: number; snapshots: number[]; from: Uint8Array | undefined; pages: number }
     | { step: "copy"; plan: PrunePlan; progress?: MessagePort }
     | { step: "swap"; plan: PrunePlan }
-    | { step: "reclaim"; slices: number }
+    | { step: "reclaim"; slices: number; keepFree: number }
   );
 
 /**
@@ -103,7 +103,7 @@ function step(db: Connection, task: PruneTask, checkStop: () => void): unknown {
     case "reclaim": {
       let free = 0;
       for (let i = 0; i < task.slices; i++) {
-        if ((free = reclaim(db)) === 0) break;
+        if ((free = reclaim(db, undefined, task.keepFree)) === 0) break;
         checkStop();
       }
       return free;

@@ -10,7 +10,8 @@
  *    new generation of compacted tables.
  * 4. swap: in one transaction, the new generation becomes the place of old rows, and the old generation and the
  *    pruned shards are dropped.
- * 5. reclaim: the freed pages are returned to the file system (incremental vacuum), so the file really shrinks.
+ * 5. reclaim: the freed pages are returned to the file system (incremental vacuum), so the file really shrinks; an
+ *    automatic prune leaves them (up to a bound) for the next commits to reuse.
  *
  * Every step can be repeated after a crash: nothing a kept version needs is removed before the step that makes it
  * unnecessary has committed.
@@ -76,11 +77,12 @@ export class Pruner {
 
   /**
    * Removes every version ≤ `upTo` but the latest, and with `keepEvery` but the checkpointed multiples of it;
-   * prunes asked while one runs wait their turn.
+   * prunes asked while one runs wait their turn. Free pages are returned to the file system until at most
+   * `keepFree` of the file is free (0: all of them).
    */
-  prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
+  prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress, keepFree = 0): Promise<PruneResult> {
     if (this.closed) return Promise.reject(new IavlError("CLOSED", "the store is closed"));
-    const next = this.queue.then(() => this.run(upTo, keepEvery, onProgress));
+    const next = this.queue.then(() => this.run(upTo, keepEvery, onProgress, keepFree));
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -94,7 +96,7 @@ export class Pruner {
     return r;
   }
 
-  private async run(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
+  private async run(upTo: number, keepEvery: number | undefined, onProgress: PruneProgress | undefined, keepFree: number): Promise<PruneResult> {
     const before = fileBytes(this.file);
     const plan = await this.task<PrunePlan>({ step: "mark", upTo, keepEvery });
     onProgress?.(1, 5, "versions");
@@ -124,7 +126,7 @@ export class Pruner {
     }
     await this.task({ step: "swap", plan });
     onProgress?.(4, 5, "shards");
-    while ((await this.task<number>({ step: "reclaim", slices: 16 })) > 0) onProgress?.(4, 5, "reclaim");
+    while ((await this.task<number>({ step: "reclaim", slices: 16, keepFree })) > 0) onProgress?.(4, 5, "reclaim");
     onProgress?.(5, 5, "done");
     return {
       pruned: plan.removed,

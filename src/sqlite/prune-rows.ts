@@ -181,11 +181,15 @@ export function swapShards(db: Connection, plan: PrunePlan): void {
 
 /**
  * Returns up to `pages` free pages to the file system; returns how many remain free. Once none remain, the WAL is
- * checkpointed (without waiting for anyone), which is when the database file itself shrinks.
+ * checkpointed (without waiting for anyone), which is when the database file itself shrinks. While free pages are at
+ * most `keepFree` of the file, none are returned: the next commits reuse them, and moving pages from the end of the
+ * file into them (what an incremental vacuum does) would write each page again, twice over with the WAL.
  */
-export function reclaim(db: Connection, pages = 2048): number {
+export function reclaim(db: Connection, pages = 2048, keepFree = 0): number {
+  const free = (): number => db.pragma("freelist_count", { simple: true }) as number;
+  if (keepFree > 0 && free() <= keepFree * (db.pragma("page_count", { simple: true }) as number)) return 0;
   retryBusy(db, "returning free pages", () => db.pragma(`incremental_vacuum(${pages})`));
-  const free = db.pragma("freelist_count", { simple: true }) as number;
-  if (free === 0) db.pragma("wal_checkpoint(PASSIVE)");
-  return free;
+  const left = free();
+  if (left === 0) db.pragma("wal_checkpoint(PASSIVE)");
+  return left;
 }
