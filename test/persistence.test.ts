@@ -192,4 +192,43 @@ describe("Tree.open", () => {
     expect(t.at(10).get(b("a"))).toEqual(b("1"));
     t.close();
   });
+
+  it.each(["normal", "async"] as const)(
+    "keeps values exact while their memory is reused by later versions, and what get returned stays as it was (%s)",
+    async (durability) => {
+      const t = Tree.open(tempDir(), { durability, asyncQueue: 2, checkpointInterval: 3 });
+      const m = Tree.memory();
+      const next = rng(7);
+      const held: Array<[Uint8Array, Uint8Array]> = []; // arrays get() returned, with copies of what they held then
+      const hold = (a: Uint8Array | undefined): void => void (a !== undefined && held.push([a, a.slice()]));
+      const keyOf = (): Uint8Array => b(`k${Math.floor(next() * 600)}`);
+      const setVersion = (): void => {
+        // ~2 MiB of values a version: the store's value chunks (1 MiB) are reused from the second version on.
+        for (let i = 0; i < 400; i++) {
+          const [key, value] = [keyOf(), new Uint8Array(1000 + Math.floor(next() * 9000)).fill(Math.floor(next() * 256))];
+          value[0] = i;
+          t.set(key, value);
+          m.set(key, value);
+          value.fill(0); // a caller reusing its buffer changes nothing that was set
+        }
+      };
+      setVersion();
+      for (let v = 1; v <= 30; v++) {
+        hold(t.get(b(`k${v}`))); // a value still waiting for its commit
+        expect(toHex(t.commit().hash)).toBe(toHex(m.commit().hash));
+        setVersion();
+        // With async, the version just committed may still be in flight while the next one's values are copied.
+        for (let i = 0; i < 20; i++) {
+          const key = keyOf();
+          expect(toHex(t.get(key) ?? new Uint8Array())).toBe(toHex(m.get(key) ?? new Uint8Array()));
+        }
+      }
+      await t.flush();
+      for (const [a, then] of held) expect(toHex(a)).toBe(toHex(then));
+      for (const version of [10, 30]) {
+        for (const [k, value] of m.at(version).iterate()) expect(toHex(t.at(version).get(k)!)).toBe(toHex(value));
+      }
+      t.close();
+    },
+  );
 });

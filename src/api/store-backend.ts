@@ -6,7 +6,6 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { ValueArena } from "../base/value-arena.js";
 import type { KeyChange } from "../tree/diff.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { CommitInput } from "../tree/version-log.js";
@@ -31,8 +30,6 @@ export class StoreBackend implements Backend {
   private autoPrunedTo = 0;
   private autoPruning = false;
   private closed = false;
-  /** Values are dropped from the tree once written (WorkingSet.commit), so their copies can share chunks. */
-  private readonly arena = new ValueArena();
 
   private constructor(
     private readonly folder: OpenFolder,
@@ -91,7 +88,7 @@ export class StoreBackend implements Backend {
   }
 
   copyValue(value: Uint8Array): Uint8Array {
-    return this.arena.copy(value);
+    return this.set.copyValue(value);
   }
 
   committedValue(key: Uint8Array): Uint8Array | undefined {

@@ -14,6 +14,7 @@ import type { LeafWrite, VersionRow, VersionWrite } from "../sqlite/rows.js";
 import { leafSeq } from "../sqlite/shards.js";
 import { keyId } from "../base/bytes.js";
 import { digestBytes } from "../base/hash.js";
+import { ValueArena } from "../base/value-arena.js";
 import { packOps, type PackedOp } from "../sqlite/version-ops.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 import { collectDirty } from "./checkpoint.js";
@@ -66,6 +67,8 @@ export class WorkingSet {
   /** The background writer, with durability "async". */
   private readonly queue: WriteQueue | undefined;
   private readonly wal: WalCheckpointer;
+  /** The tree's copies of the values set, held until their version is written (leaves drop them then). */
+  private readonly arena = new ValueArena();
 
   constructor(
     db: Connection,
@@ -96,6 +99,11 @@ export class WorkingSet {
     this.residentEstimate = this.budgetNodes; // unknown after a replay: sweep at the first commit
     this.size = root?.size ?? 0;
     return { version: latest.version, root };
+  }
+
+  /** The tree's own copy of a value being set: valid until its version is written, when leaves drop their values. */
+  copyValue(value: Uint8Array): Uint8Array {
+    return this.arena.copy(value);
   }
 
   /** The value of `key` in the last committed version, in an array of the caller's own. */
@@ -154,17 +162,20 @@ export class WorkingSet {
         ops: packOps(packed),
         branches: batch?.rows ?? [],
       };
-      // Committed values live in the value rows; the tree keeps only keys and hashes, once the values are there.
-      const dropValues = (): void => {
+      // Committed values live in the value rows; the tree keeps only keys and hashes, once the values are there,
+      // and their copies' memory takes the values of later versions.
+      const written = (): void => {
         for (const leaf of finals) leaf.value = undefined;
+        this.arena.release(c.version);
       };
-      if (this.queue !== undefined) this.queue.push(write, changes, dropValues);
+      if (this.queue !== undefined) this.queue.push(write, changes, written);
       else {
         boundWal(this.store.db, this.file);
         this.store.writeVersion(write);
         this.wal.committed();
-        dropValues();
       }
+      this.arena.seal(c.version);
+      if (this.queue === undefined) written();
     } catch (e) {
       batch?.undo();
       for (const leaf of finals) leaf.seq = 0;
