@@ -180,10 +180,11 @@ export function swapShards(db: Connection, plan: PrunePlan): void {
 }
 
 /**
- * Returns up to `pages` free pages to the file system; returns how many remain free. Once none remain, the WAL is
- * checkpointed (without waiting for anyone), which is when the database file itself shrinks. While free pages are at
- * most `keepFree` of the file, none are returned: the next commits reuse them, and moving pages from the end of the
- * file into them (what an incremental vacuum does) would write each page again, twice over with the WAL.
+ * Returns up to `pages` free pages to the file system; returns how many remain free, or 0 once the rest may stay.
+ * Once none remain, the WAL is checkpointed (without waiting for anyone), which is when the database file itself
+ * shrinks. While free pages are at most `keepFree` of the file, none are returned: the next commits reuse them, and
+ * moving pages from the end of the file into them (what an incremental vacuum does) would write each page again,
+ * twice over with the WAL.
  */
 export function reclaim(db: Connection, pages = 2048, keepFree = 0): number {
   const free = (): number => db.pragma("freelist_count", { simple: true }) as number;
