@@ -44,7 +44,7 @@ export class ValueArena {
     return new Uint8Array(this.chunk.buffer, at, n);
   }
 
-  /** Every copy made so far belongs to committed `version`: its chunks wait for {@link release} of it. */
+  /** Every copy made so far belongs to `version`, being committed: its chunks wait for {@link release} of it. */
   seal(version: number): void {
     if (this.open.length === 0) return;
     this.sealed.push({ version, chunks: this.open });

@@ -172,14 +172,15 @@ export class WorkingSet {
         for (const leaf of finals) leaf.value = undefined;
         this.arena.release(c.version);
       };
+      // Sealed before the write: a commit that fails is retried at the same version, which releases these too.
+      this.arena.seal(c.version);
       if (this.queue !== undefined) this.queue.push(write, changes, written);
       else {
         boundWal(this.store.db, this.file);
         this.store.writeVersion(write);
         this.wal.committed();
+        written();
       }
-      this.arena.seal(c.version);
-      if (this.queue === undefined) written();
     } catch (e) {
       batch?.undo();
       for (const leaf of finals) leaf.seq = 0;
