@@ -4,7 +4,7 @@ import { exportNodes } from "../src/tree/export-walk.js";
 import { Importer } from "../src/tree/importer.js";
 import type { ExportNode } from "../src/tree/export-node.js";
 import { decodeItems, DEFAULT_MAX_ITEM_BYTES, encodeItems } from "../src/sync/wire.js";
-import { concatBytes, equalBytes, toHex, uvarint } from "../src/base/bytes.js";
+import { concatBytes, equalBytes, latin1, toHex, uvarint } from "../src/base/bytes.js";
 import { digestBytes, EMPTY_HASH } from "../src/base/hash.js";
 import { Mutator } from "../src/tree/mutate.js";
 import { hashNode, MEMORY_SOURCE, type Node } from "../src/tree/node.js";
@@ -33,13 +33,13 @@ function baseTree(): { root: Node; version: number } {
       let k = bytes(1 + int(12));
       while (live.has(toHex(k))) k = bytes(1 + int(12));
       live.set(toHex(k), k);
-      root = m.set(root, k, value()).root;
+      root = m.set(root, latin1(k), value()).root;
     }
-    for (let i = 0; i < updates; i++) root = m.set(root, pick(), value()).root;
+    for (let i = 0; i < updates; i++) root = m.set(root, latin1(pick()), value()).root;
     for (let i = 0; i < deletes; i++) {
       const k = pick();
       live.delete(toHex(k));
-      root = m.remove(root, k).root;
+      root = m.remove(root, latin1(k)).root;
     }
     hashNode(root!, MEMORY_SOURCE);
     m.version++;

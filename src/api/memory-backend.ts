@@ -43,7 +43,7 @@ export class MemoryBackend implements Backend {
       throw new IavlError("VERSION_PRUNED", `the changes of version ${version} are gone with version ${version - 1}, which has been pruned`);
     }
     const before = version > this.first ? this.roots.get(version - 1) : undefined;
-    return diffTrees(before, after.tree, version - 1, MEMORY_SOURCE, memoryValue).map((c) => ({ key: c.key.slice(), value: c.value?.slice() ?? null }));
+    return diffTrees(before, after.tree, version - 1, MEMORY_SOURCE, memoryValue).map((c) => ({ key: c.key, value: c.value?.slice() ?? null }));
   }
 
   view(version: number, latest: Latest, alive: () => void): ReadonlyTree {

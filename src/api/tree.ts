@@ -5,6 +5,7 @@
 import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkIterable, checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
+import { latin1, latin1Bytes } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, type Digest } from "../base/hash.js";
 import { checkVersionRange, type VersionChange } from "../tree/diff.js";
 import type { ExportNode } from "../tree/export-node.js";
@@ -142,12 +143,12 @@ export class Tree {
     this.open();
     checkKey(key);
     checkValue(value);
-    // Copies, so that a caller reusing its buffers cannot change what was set.
-    const k = new Uint8Array(key);
-    const leaf = Node.leaf(k, this.backend.copyValue(value), this.mutator.version);
+    // Copies, so that a caller reusing its buffers cannot change what was set (the key's string is one).
+    const id = latin1(key);
+    const leaf = Node.leaf(id, this.backend.copyValue(value), this.mutator.version);
     const r = this.mutator.setLeaf(this.working, leaf);
     this.working = r.root;
-    if (this.backend.logsOps) this.log.set(k, leaf, r.updated);
+    if (this.backend.logsOps) this.log.set(new Uint8Array(key), id, leaf, r.updated);
     this.generation++;
   }
 
@@ -156,7 +157,7 @@ export class Tree {
     this.open();
     checkKey(key);
     // Copies: the tree's own arrays (a value still waiting to be written, say) must not change through the result.
-    if (!this.backend.logsOps) return findLeaf(this.working, key, this.backend.src)?.value?.slice();
+    if (!this.backend.logsOps) return findLeaf(this.working, latin1(key), this.backend.src)?.value?.slice();
     const c = this.log.changes.size > 0 ? this.log.change(key) : undefined;
     if (c !== undefined) return c.value?.slice();
     return this.backend.committedValue(key);
@@ -171,10 +172,11 @@ export class Tree {
   remove(key: Uint8Array): boolean {
     this.open();
     checkKey(key);
-    const r = this.mutator.remove(this.working, key);
+    const id = latin1(key);
+    const r = this.mutator.remove(this.working, id);
     if (r.value === undefined) return false;
     this.working = r.root;
-    if (this.backend.logsOps) this.log.remove(new Uint8Array(key));
+    if (this.backend.logsOps) this.log.remove(new Uint8Array(key), id);
     this.generation++;
     return true;
   }
@@ -190,7 +192,7 @@ export class Tree {
     for (const leaf of iterateLeaves(this.working, opts, this.backend.src)) {
       this.open();
       if (gen !== this.generation) throw new IavlError("CONCURRENT_MODIFICATION", "the working tree changed during iteration");
-      yield [leaf.key.slice(), (leaf.value ?? this.backend.valueOf(leaf)).slice()];
+      yield [latin1Bytes(leaf.key), (leaf.value ?? this.backend.valueOf(leaf)).slice()];
     }
   }
 

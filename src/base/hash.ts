@@ -8,7 +8,7 @@
  * @module
  */
 import { hash as nodeHash } from "node:crypto";
-import { latin1, putUvarint, putVarint } from "./bytes.js";
+import { latin1, latin1Bytes, putLatin1, putUvarint, putVarint, type ByteString } from "./bytes.js";
 
 /** A SHA-256 digest as a 32-char latin1 string (char i = byte i). */
 export type Digest = string;
@@ -20,9 +20,7 @@ export function sha256(data: Uint8Array): Digest {
 
 /** The bytes of a digest, in an array of their own. */
 export function digestBytes(d: Digest): Uint8Array {
-  const out = new Uint8Array(d.length);
-  for (let i = 0; i < d.length; i++) out[i] = d.charCodeAt(i);
-  return out;
+  return latin1Bytes(d);
 }
 
 /** The digest whose bytes are `b` (a hash read from storage or given by a caller). */
@@ -68,14 +66,13 @@ function putDigest(buf: Uint8Array, p: number, d: Digest): number {
 }
 
 /** Hash of a leaf: `varint(0) ‖ varint(1) ‖ varint(version) ‖ bytes(key) ‖ bytes(sha256(value))`. */
-export function leafHash(key: Uint8Array, valueHash: Digest, version: number): Digest {
+export function leafHash(key: ByteString, valueHash: Digest, version: number): Digest {
   const buf = room(key.length + 64);
   let p = putVarint(buf, 0, 0);
   p = putVarint(buf, p, 1);
   p = putVarint(buf, p, version);
   p = putUvarint(buf, p, key.length);
-  buf.set(key, p);
-  p += key.length;
+  p = putLatin1(buf, p, key);
   return digest(putDigest(buf, p, valueHash));
 }
 

@@ -4,7 +4,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { equalBytes, toHex } from "../base/bytes.js";
+import { equalBytes, latin1Bytes, toHex } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../base/hash.js";
 import { Mutator } from "../tree/mutate.js";
 import { hashNode, type Node } from "../tree/node.js";
@@ -55,7 +55,7 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
 function checkRoot(store: StoreReader, src: StoreSource, root: Node | undefined, row: VersionRow): void {
   let got: Digest;
   if (root === undefined) got = EMPTY_DIGEST;
-  else if (root.height === 0) got = leafHash(root.key, sha256(store.valueAt(root.key, root.version) ?? new Uint8Array(0)), root.version);
+  else if (root.height === 0) got = leafHash(root.key, sha256(store.valueAt(latin1Bytes(root.key), root.version) ?? new Uint8Array(0)), root.version);
   else got = innerHash(root.height, root.size, root.version, hashNode(src.left(root), src), hashNode(src.right(root), src));
   const recorded = toDigest(row.hash);
   if (got !== recorded || (root?.hash !== undefined && root.hash !== recorded)) {

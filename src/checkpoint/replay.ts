@@ -5,6 +5,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import { latin1 } from "../base/bytes.js";
 import { toDigest } from "../base/hash.js";
 import type { Mutator } from "../tree/mutate.js";
 import { Node } from "../tree/node.js";
@@ -19,13 +20,13 @@ export function replayVersion(mutator: Mutator, root: Node | undefined, version:
   for (const op of vo.ops) {
     const row = op.row === undefined ? undefined : vo.firstLeaf + op.row;
     if (!op.set) {
-      const r = mutator.remove(root, op.key);
+      const r = mutator.remove(root, latin1(op.key));
       if (r.value === undefined) throw new IavlError("CORRUPT", `the operations of version ${version} remove a key that is absent`);
       root = r.root;
       continue;
     }
     // A set that is not its key's last is replaced or removed later in the version: its value never reaches a hash.
-    const leaf = new Node(op.key, row === undefined ? NO_VALUE : undefined, version, 0, 1);
+    const leaf = new Node(latin1(op.key), row === undefined ? NO_VALUE : undefined, version, 0, 1);
     if (row !== undefined) {
       const hash = hashes.get(row);
       if (hash === undefined) throw new IavlError("CORRUPT", `the leaf of version ${version} in leaves row ${row} is missing`);

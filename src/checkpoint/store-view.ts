@@ -3,6 +3,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import { latin1Bytes } from "../base/bytes.js";
 import { toDigest } from "../base/hash.js";
 import { checkIterateOptions, checkKey } from "../base/validate.js";
 import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../tree/audit.js";
@@ -22,7 +23,7 @@ import { walkVersion } from "./version-walk.js";
 export function storedValue(store: StoreReader): ValueOf {
   return (leaf) => {
     if (leaf.value !== undefined) return leaf.value;
-    const v = store.valueAt(leaf.key, leaf.version);
+    const v = store.valueAt(latin1Bytes(leaf.key), leaf.version);
     if (v === undefined || v === null) throw new IavlError("CORRUPT", `the value of a leaf of version ${leaf.version} is missing`);
     return v;
   };

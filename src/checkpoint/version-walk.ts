@@ -6,6 +6,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import { latin1Bytes } from "../base/bytes.js";
 import { toDigest } from "../base/hash.js";
 import type { StoredNode } from "../tree/audit.js";
 import type { Node, NodeKey } from "../tree/node.js";
@@ -122,7 +123,7 @@ export function* walkVersion(
           heights.push(height);
           // The key of a branch is the first key of its right subtree; the left subtree's first key is now ours.
           const key = firstKeys.pop()!;
-          if (withHashes) return { node: { key: n.key, version: n.version, height: n.height }, storedHash: n.hash };
+          if (withHashes) return { node: { key: latin1Bytes(n.key), version: n.version, height: n.height }, storedHash: n.hash };
           return { node: { key, version: n.version, height }, storedHash: undefined };
         }
         // The leaves rows of the version and the tree's leaves must be the same, in the same (key) order.

@@ -8,6 +8,7 @@
  * children renamed to (version, 2^31 + leaves id).
  * @module
  */
+import { latin1 } from "../base/bytes.js";
 import { digestBytes, leafHash, sha256 } from "../base/hash.js";
 import { sql, type Connection } from "./connection.js";
 import { metaNumber, setMeta } from "./meta.js";
@@ -89,7 +90,7 @@ export function upgradeLayout1(db: Connection): void {
     .raw()
     .all() as Array<[Uint8Array, number, Uint8Array | null]>;
   for (const [key, version, value] of orphans) {
-    insertLeaf(db, version, { id: nextId++, key, hash: value === null ? null : digestBytes(leafHash(key, sha256(value), version)), value });
+    insertLeaf(db, version, { id: nextId++, key, hash: value === null ? null : digestBytes(leafHash(latin1(key), sha256(value), version)), value });
   }
 
   // Branches name their leaf children by the new ids.

@@ -3,7 +3,7 @@
  * made: every subtree it shares with the earlier one is skipped whole, so the cost follows the changes, not the size.
  * @module
  */
-import { compareBytes } from "../base/bytes.js";
+import { compareLatin1, latin1Bytes } from "../base/bytes.js";
 import { IavlError } from "../base/errors.js";
 import { checkVersion } from "../base/validate.js";
 import type { Node, NodeSource } from "./node.js";
@@ -61,12 +61,12 @@ export function diffTrees(before: Node | undefined, after: Node | undefined, bef
   let i = 0;
   let j = 0;
   while (i < added.length || j < gone.length) {
-    const c = i === added.length ? 1 : j === gone.length ? -1 : compareBytes(added[i]!.key, gone[j]!.key);
+    const c = i === added.length ? 1 : j === gone.length ? -1 : compareLatin1(added[i]!.key, gone[j]!.key);
     if (c <= 0) {
-      out.push({ key: added[i]!.key, value: valueOf(added[i]!) });
+      out.push({ key: latin1Bytes(added[i]!.key), value: valueOf(added[i]!) });
       i++;
       if (c === 0) j++;
-    } else out.push({ key: gone[j++]!.key, value: null });
+    } else out.push({ key: latin1Bytes(gone[j++]!.key), value: null });
   }
   return out;
 }

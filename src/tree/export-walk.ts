@@ -2,6 +2,7 @@
  * The walk of one tree version in cosmos/iavl `Exporter` order, as nodes and as {@link ExportNode}s.
  * @module
  */
+import { latin1Bytes } from "../base/bytes.js";
 import type { ExportNode } from "./export-node.js";
 import type { Node, NodeSource } from "./node.js";
 
@@ -35,7 +36,8 @@ export function* postOrder(root: Node | undefined, src: NodeSource): Generator<N
 
 /** The export item of `n`: leaves carry their value (from `valueOf`), inner nodes none. */
 export function exportItem(n: Node, valueOf: (leaf: Node) => Uint8Array): ExportNode {
-  return n.height === 0 ? { key: n.key, value: valueOf(n), version: n.version, height: 0 } : { key: n.key, version: n.version, height: n.height };
+  const key = latin1Bytes(n.key);
+  return n.height === 0 ? { key, value: valueOf(n), version: n.version, height: 0 } : { key, version: n.version, height: n.height };
 }
 
 /**

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkIterable } from "../base/validate.js";
-import { compareBytes, equalBytes, toHex } from "../base/bytes.js";
+import { latin1, latin1Bytes, toHex, type ByteString } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../base/hash.js";
 import { Node } from "./node.js";
 import type { ExportNode } from "./export-node.js";
@@ -104,8 +104,8 @@ export class Importer {
 
   /** Completed subtrees not yet joined under a parent, with the smallest key of each (its leftmost leaf's key). */
   private stack: Node[] = [];
-  private minKeys: Uint8Array[] = [];
-  private lastLeafKey: Uint8Array | undefined = undefined;
+  private minKeys: ByteString[] = [];
+  private lastLeafKey: ByteString | undefined = undefined;
   private batch: Node[] = [];
   private items = 0;
   private state: State = "open";
@@ -162,14 +162,15 @@ export class Importer {
       if (this.stack.length > this.maxHeight) {
         this.refuse(`${what}: more than ${this.maxHeight + 1} subtrees pending; no tree of height ≤ ${this.maxHeight} has that`);
       }
-      if (this.lastLeafKey !== undefined && compareBytes(key, this.lastLeafKey) <= 0) {
-        this.refuse(`${what}: leaf keys must increase strictly (previous leaf ${short(this.lastLeafKey)})`);
+      const k = latin1(key);
+      if (this.lastLeafKey !== undefined && k <= this.lastLeafKey) {
+        this.refuse(`${what}: leaf keys must increase strictly (previous leaf ${short(latin1Bytes(this.lastLeafKey))})`);
       }
-      node = new Node(key, value, version, 0, 1);
-      node.hash = leafHash(key, sha256(value), version);
-      this.lastLeafKey = key;
+      node = new Node(k, value, version, 0, 1);
+      node.hash = leafHash(k, sha256(value), version);
+      this.lastLeafKey = k;
       this.stack.push(node);
-      this.minKeys.push(key);
+      this.minKeys.push(k);
     } else {
       if (value !== undefined && value !== null) this.refuse(`${what}: an inner node must not carry a value`);
       const n = this.stack.length;
@@ -184,14 +185,14 @@ export class Importer {
         this.refuse(`${what}: child heights ${left.height} and ${right.height} differ by more than 1 (not an AVL tree)`);
       }
       const rightMin = this.minKeys[n - 1]!;
-      if (!equalBytes(key, rightMin)) {
-        this.refuse(`${what}: an inner key must equal the smallest key of its right subtree, ${short(rightMin)}`);
+      if (latin1(key) !== rightMin) {
+        this.refuse(`${what}: an inner key must equal the smallest key of its right subtree, ${short(latin1Bytes(rightMin))}`);
       }
       if (version < left.version || version < right.version) {
         this.refuse(`${what}: version ${version} is older than a child's (${left.version}, ${right.version})`);
       }
       const size = left.size + right.size;
-      // Share the leaf's key array: the stream's copy is equal and need not be kept.
+      // Share the leaf's key string: the stream's copy is equal and need not be kept.
       node = new Node(rightMin, undefined, version, height, size);
       node.hash = innerHash(height, size, version, left.hash!, right.hash!);
       if (this.retain || this.onNodes !== undefined) {

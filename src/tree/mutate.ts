@@ -3,6 +3,7 @@
  * `recursiveRemove`, `balance`, `rotateLeft`, `rotateRight`). Any other valid AVL would give other root hashes.
  * @module
  */
+import type { ByteString } from "../base/bytes.js";
 import { compareToNode, keyPrefix, Node, type NodeSource } from "./node.js";
 
 /** Result of {@link Mutator.remove}. */
@@ -22,7 +23,7 @@ export class Mutator {
   ) {}
 
   /** Sets `key` under `root`; returns the new root and whether an existing key was updated. */
-  set(root: Node | undefined, key: Uint8Array, value: Uint8Array): { root: Node; updated: boolean } {
+  set(root: Node | undefined, key: ByteString, value: Uint8Array): { root: Node; updated: boolean } {
     return this.setLeaf(root, Node.leaf(key, value, this.version));
   }
 
@@ -58,7 +59,7 @@ export class Mutator {
   }
 
   /** Removes `key` under `root`. When the key is absent nothing is copied or changed. */
-  remove(root: Node | undefined, key: Uint8Array): Removal {
+  remove(root: Node | undefined, key: ByteString): Removal {
     if (root === undefined) return { root, value: undefined };
     this.removed = undefined;
     const r = this.removeIn(root, key, keyPrefix(key));
@@ -72,7 +73,7 @@ export class Mutator {
    * Go's `recursiveRemove`: returns the replacement of `node` (undefined when it was the removed leaf) and, when the
    * leftmost key of the subtree changed, the new leftmost key for the ancestor that must adopt it.
    */
-  private removeIn(node: Node, key: Uint8Array, kp: number): { node: Node | undefined; newKey: Uint8Array | undefined } {
+  private removeIn(node: Node, key: ByteString, kp: number): { node: Node | undefined; newKey: ByteString | undefined } {
     if (node.height === 0) {
       if (compareToNode(key, kp, node) === 0) {
         this.removed = node.value ?? new Uint8Array(0);
@@ -105,7 +106,7 @@ export class Mutator {
       node.hash = undefined;
       return node;
     }
-    const copy = new Node(node.key, undefined, this.version, node.height, node.size);
+    const copy = new Node(node.key, undefined, this.version, node.height, node.size, node.kp);
     copy.left = node.left;
     copy.right = node.right;
     copy.leftKey = node.leftKey;

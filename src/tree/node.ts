@@ -2,21 +2,22 @@
  * The in-memory IAVL node and the loader that fills in children kept only in storage.
  * @module
  */
-import { compareBytes } from "../base/bytes.js";
+import { compareLatin1, type ByteString } from "../base/bytes.js";
 import { innerHash, leafHash, sha256, type Digest } from "../base/hash.js";
 
 /**
  * The first three bytes of a key as a small integer (zero-padded). Lookups compare it first and read the key's
  * bytes only on a tie: a walk down the tree then touches one object per level instead of three.
  */
-export function keyPrefix(k: Uint8Array): number {
-  return ((k[0] ?? 0) << 16) | ((k[1] ?? 0) << 8) | (k[2] ?? 0);
+export function keyPrefix(k: ByteString): number {
+  const n = k.length;
+  return ((n > 0 ? k.charCodeAt(0) : 0) << 16) | ((n > 1 ? k.charCodeAt(1) : 0) << 8) | (n > 2 ? k.charCodeAt(2) : 0);
 }
 
 /** Byte order of `key` (whose prefix is `kp`) against `node`'s key. Zero padding keeps the order of unequal prefixes. */
-export function compareToNode(key: Uint8Array, kp: number, node: Node): number {
+export function compareToNode(key: ByteString, kp: number, node: Node): number {
   const d = kp - node.kp;
-  return d !== 0 ? d : compareBytes(key, node.key);
+  return d !== 0 ? d : compareLatin1(key, node.key);
 }
 
 /** Where a persisted node lives: its (version, sequence) node key, as in IAVL v2. */
@@ -40,28 +41,27 @@ export class Node {
   seq = 0;
   leftKey: NodeKey | undefined = undefined;
   rightKey: NodeKey | undefined = undefined;
-  /** {@link keyPrefix} of `key`; set whenever `key` is (see {@link Node.setKey}). */
-  kp: number;
 
   constructor(
-    public key: Uint8Array,
+    /** The key's bytes as a latin1 string (see {@link ByteString}). */
+    public key: ByteString,
     /** The value of a leaf; undefined for inner nodes, and for leaves whose value was not loaded. */
     public value: Uint8Array | undefined,
     public version: number,
     public height: number,
     public size: number,
-  ) {
-    this.kp = keyPrefix(key);
-  }
+    /** {@link keyPrefix} of `key`, passed by a copy so that it need not read the key again. */
+    public kp = keyPrefix(key),
+  ) {}
 
   /** Changes the key (an inner node adopting a new leftmost key of its right subtree). */
-  setKey(key: Uint8Array): void {
+  setKey(key: ByteString): void {
     this.key = key;
     this.kp = keyPrefix(key);
   }
 
   /** A new leaf. */
-  static leaf(key: Uint8Array, value: Uint8Array, version: number): Node {
+  static leaf(key: ByteString, value: Uint8Array, version: number): Node {
     return new Node(key, value, version, 0, 1);
   }
 

@@ -5,7 +5,7 @@
  */
 import { ics23 } from "@confio/ics23";
 import { IavlError } from "../base/errors.js";
-import { concatBytes, putVarint } from "../base/bytes.js";
+import { concatBytes, latin1, latin1Bytes, putVarint, type ByteString } from "../base/bytes.js";
 import { digestBytes } from "../base/hash.js";
 import type { Node, NodeSource } from "./node.js";
 import { indexOf, leafAt, pathTo } from "./read.js";
@@ -26,13 +26,13 @@ const LEN32 = new Uint8Array([32]);
 /** Reads the value of a committed leaf (a store may keep values apart from nodes). */
 export type ValueOf = (leaf: Node) => Uint8Array;
 
-function existence(root: Node, key: Uint8Array, src: NodeSource, valueOf: ValueOf): ics23.IExistenceProof {
+function existence(root: Node, key: ByteString, src: NodeSource, valueOf: ValueOf): ics23.IExistenceProof {
   const path = pathTo(root, key, src);
   if (path === undefined) throw new Error("iavlite: existence proof of an absent key");
   const leaf = path[path.length - 1]!;
   const value = valueOf(leaf);
   if (value.length === 0) {
-    throw new IavlError("EMPTY_VALUE_PROOF", `ICS23 cannot prove key ${Buffer.from(key).toString("hex")}: its value is empty`);
+    throw new IavlError("EMPTY_VALUE_PROOF", `ICS23 cannot prove key ${Buffer.from(key, "latin1").toString("hex")}: its value is empty`);
   }
   const ops: ics23.IInnerOp[] = [];
   for (let i = path.length - 2; i >= 0; i--) {
@@ -47,7 +47,7 @@ function existence(root: Node, key: Uint8Array, src: NodeSource, valueOf: ValueO
     }
   }
   return {
-    key,
+    key: latin1Bytes(key),
     value,
     leaf: {
       hash: ics23.HashOp.SHA256,
@@ -71,8 +71,9 @@ function hashOf(n: Node): Uint8Array {
  */
 export function createProof(root: Node | undefined, key: Uint8Array, src: NodeSource, valueOf: ValueOf): CommitmentProof {
   if (root === undefined) throw new IavlError("EMPTY_TREE", "cannot prove anything against an empty tree");
-  const { index, leaf } = indexOf(root, key, src);
-  if (leaf !== undefined) return { exist: existence(root, key, src, valueOf) };
+  const k = latin1(key);
+  const { index, leaf } = indexOf(root, k, src);
+  if (leaf !== undefined) return { exist: existence(root, k, src, valueOf) };
   const nonexist: ics23.INonExistenceProof = { key };
   const left = index >= 1 ? leafAt(root, index - 1, src) : undefined;
   const right = leafAt(root, index, src);

@@ -2,10 +2,11 @@
  * Lookups on one root: by key, by index, and the leaf neighbours that non-existence proofs need.
  * @module
  */
+import type { ByteString } from "../base/bytes.js";
 import { compareToNode, keyPrefix, type Node, type NodeSource } from "./node.js";
 
 /** The leaf holding `key` under `root`, or undefined. */
-export function findLeaf(root: Node | undefined, key: Uint8Array, src: NodeSource): Node | undefined {
+export function findLeaf(root: Node | undefined, key: ByteString, src: NodeSource): Node | undefined {
   let n = root;
   if (n === undefined) return undefined;
   const kp = keyPrefix(key);
@@ -16,7 +17,7 @@ export function findLeaf(root: Node | undefined, key: Uint8Array, src: NodeSourc
 /**
  * The position `key` has or would take among the leaves under `root` (Go's `GetWithIndex`), and its leaf when present.
  */
-export function indexOf(root: Node | undefined, key: Uint8Array, src: NodeSource): { index: number; leaf: Node | undefined } {
+export function indexOf(root: Node | undefined, key: ByteString, src: NodeSource): { index: number; leaf: Node | undefined } {
   let n = root;
   if (n === undefined) return { index: 0, leaf: undefined };
   let index = 0;
@@ -51,7 +52,7 @@ export function leafAt(root: Node | undefined, index: number, src: NodeSource): 
 }
 
 /** The path of nodes from `root` down to the leaf of `key` (root first), or undefined when `key` is absent. */
-export function pathTo(root: Node | undefined, key: Uint8Array, src: NodeSource): Node[] | undefined {
+export function pathTo(root: Node | undefined, key: ByteString, src: NodeSource): Node[] | undefined {
   const path: Node[] = [];
   let n = root;
   if (n === undefined) return undefined;

@@ -13,6 +13,7 @@ import { createProof, type CommitmentProof, type ValueOf } from "./proof.js";
 import { findLeaf } from "./read.js";
 import type { ReadonlyTree } from "./readonly-tree.js";
 import { checkIterateOptions, checkKey } from "../base/validate.js";
+import { latin1, latin1Bytes } from "../base/bytes.js";
 
 /** Reads of one committed root held by a node source. */
 export class RootView implements ReadonlyTree {
@@ -39,14 +40,14 @@ export class RootView implements ReadonlyTree {
   get(key: Uint8Array): Uint8Array | undefined {
     checkKey(key);
     this.guard();
-    const leaf = findLeaf(this.tree, key, this.src);
+    const leaf = findLeaf(this.tree, latin1(key), this.src);
     return leaf === undefined ? undefined : this.valueOf(leaf).slice();
   }
 
   has(key: Uint8Array): boolean {
     checkKey(key);
     this.guard();
-    return findLeaf(this.tree, key, this.src) !== undefined;
+    return findLeaf(this.tree, latin1(key), this.src) !== undefined;
   }
 
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
@@ -54,7 +55,7 @@ export class RootView implements ReadonlyTree {
     this.guard();
     for (const leaf of iterateLeaves(this.tree, opts, this.src)) {
       this.guard();
-      yield [leaf.key.slice(), this.valueOf(leaf).slice()];
+      yield [latin1Bytes(leaf.key), this.valueOf(leaf).slice()];
     }
   }
 

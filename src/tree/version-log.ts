@@ -3,7 +3,7 @@
  * order when a key is touched twice), which of them is the last on its key, and the net change of each key.
  * @module
  */
-import { keyId } from "../base/bytes.js";
+import { keyId, type ByteString } from "../base/bytes.js";
 import type { Digest } from "../base/hash.js";
 import type { Node } from "./node.js";
 
@@ -33,14 +33,17 @@ export class VersionLog {
   /** The index in {@link ops} of each key's last operation. */
   private readonly lastOp = new Map<string, number>();
 
-  /** Records a set of `key` (already copied) to `leaf`; `updated`: the key was in the working tree already. */
-  set(key: Uint8Array, leaf: Node, updated: boolean): void {
-    this.record(key, leaf, leaf.value ?? null, updated);
+  /**
+   * Records a set of `key` (already copied; `id` is its {@link keyId}) to `leaf`; `updated`: the key was in the
+   * working tree already.
+   */
+  set(key: Uint8Array, id: ByteString, leaf: Node, updated: boolean): void {
+    this.record(key, id, leaf, leaf.value ?? null, updated);
   }
 
-  /** Records a removal of `key` (already copied), which was present. */
-  remove(key: Uint8Array): void {
-    this.record(key, undefined, null, true);
+  /** Records a removal of `key` (already copied; `id` is its {@link keyId}), which was present. */
+  remove(key: Uint8Array, id: ByteString): void {
+    this.record(key, id, undefined, null, true);
   }
 
   /** The net change of `key` in this version, if any. */
@@ -48,8 +51,7 @@ export class VersionLog {
     return this.changes.get(keyId(key));
   }
 
-  private record(key: Uint8Array, leaf: Node | undefined, value: Uint8Array | null, found: boolean): void {
-    const id = keyId(key);
+  private record(key: Uint8Array, id: ByteString, leaf: Node | undefined, value: Uint8Array | null, found: boolean): void {
     const before = this.lastOp.get(id);
     // Whether the key was there before the version is what its first operation in the version found.
     let existed = found;
