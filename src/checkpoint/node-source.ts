@@ -5,11 +5,10 @@
  */
 import { IavlError } from "../base/errors.js";
 import { sha256, type Digest } from "../base/hash.js";
-import type { Node, NodeKey, NodeSource } from "../tree/node.js";
-import { LEAF_BASE, leafId } from "../sqlite/shards.js";
+import type { Node, NodeSource } from "../tree/node.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { VersionRow } from "../sqlite/rows.js";
-import { branchNode, leafNode } from "./node-rows.js";
+import { branchNode, leafNode, leafRowId, memorySeq } from "./node-rows.js";
 
 /** A {@link NodeSource} over a store, counting loads so that the owner knows when to evict. */
 export class StoreSource implements NodeSource {
@@ -21,7 +20,7 @@ export class StoreSource implements NodeSource {
   left(node: Node): Node {
     let c = node.left;
     if (c === undefined) {
-      c = this.load(node.leftKey, node);
+      c = this.load(node.leftVersion, node.leftSeq, node);
       node.left = c;
     }
     return c;
@@ -30,7 +29,7 @@ export class StoreSource implements NodeSource {
   right(node: Node): Node {
     let c = node.right;
     if (c === undefined) {
-      c = this.load(node.rightKey, node);
+      c = this.load(node.rightVersion, node.rightSeq, node);
       node.right = c;
     }
     return c;
@@ -45,21 +44,21 @@ export class StoreSource implements NodeSource {
   /** The root of a checkpointed version, or undefined for an empty tree. */
   root(row: Pick<VersionRow, "rootVersion" | "rootSeq">): Node | undefined {
     if (row.rootVersion === null || row.rootSeq === null) return undefined;
-    return this.load({ version: row.rootVersion, seq: row.rootSeq });
+    return this.load(row.rootVersion, memorySeq(row.rootSeq));
   }
 
-  /** Loads one node by its key. */
-  load(key: NodeKey | undefined, parent?: Node): Node {
-    if (key === undefined) throw new IavlError("CORRUPT", `node ${parent?.version}/${parent?.seq} has a child neither in memory nor in storage`);
+  /** Loads one node by its node key, `seq` in its in-memory form (0: the parent names no stored child). */
+  load(version: number, seq: number, parent?: Node): Node {
+    if (seq === 0) throw new IavlError("CORRUPT", `node ${parent?.version}/${parent?.seq} has a child neither in memory nor in storage`);
     this.loads++;
-    if (key.seq >= LEAF_BASE) {
-      const leaf = this.store.leaf(key.version, leafId(key.seq));
+    if (seq < 0) {
+      const leaf = this.store.leaf(version, leafRowId(seq));
       if (leaf !== undefined) return leafNode(leaf);
     } else {
-      const branch = this.store.branch(key.version, key.seq);
+      const branch = this.store.branch(version, seq);
       if (branch !== undefined) return branchNode(branch);
     }
-    throw new IavlError("CORRUPT", `node ${key.version}/${key.seq} is missing from the store`);
+    throw new IavlError("CORRUPT", `node ${version}/${seq} is missing from the store`);
   }
 }
 
@@ -80,13 +79,15 @@ export function evict(root: Node | undefined, keepDepth: number): number {
     const r = n.right;
     if (l !== undefined) {
       if (depth >= keepDepth && l.seq !== 0) {
-        n.leftKey = { version: l.version, seq: l.seq };
+        n.leftVersion = l.version;
+        n.leftSeq = l.seq;
         n.left = undefined;
       } else stack.push([l, depth + 1]);
     }
     if (r !== undefined) {
       if (depth >= keepDepth && r.seq !== 0) {
-        n.rightKey = { version: r.version, seq: r.seq };
+        n.rightVersion = r.version;
+        n.rightSeq = r.seq;
         n.right = undefined;
       } else stack.push([r, depth + 1]);
     }

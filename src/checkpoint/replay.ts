@@ -9,7 +9,7 @@ import { latin1 } from "../base/bytes.js";
 import { toDigest } from "../base/hash.js";
 import type { Mutator } from "../tree/mutate.js";
 import { Node } from "../tree/node.js";
-import { leafSeq } from "../sqlite/shards.js";
+import { leafKeySeq } from "./node-rows.js";
 import type { VersionOps } from "../sqlite/store-reader.js";
 
 const NO_VALUE = new Uint8Array(0);
@@ -31,7 +31,7 @@ export function replayVersion(mutator: Mutator, root: Node | undefined, version:
       const hash = hashes.get(row);
       if (hash === undefined) throw new IavlError("CORRUPT", `the leaf of version ${version} in leaves row ${row} is missing`);
       leaf.hash = toDigest(hash);
-      leaf.seq = leafSeq(row);
+      leaf.seq = leafKeySeq(row);
     }
     root = mutator.setLeaf(root, leaf).root;
   }

@@ -9,11 +9,10 @@ import { IavlError } from "../base/errors.js";
 import { latin1Bytes } from "../base/bytes.js";
 import { toDigest } from "../base/hash.js";
 import type { StoredNode } from "../tree/audit.js";
-import type { Node, NodeKey } from "../tree/node.js";
-import { leafId, LEAF_BASE } from "../sqlite/shards.js";
+import { childRef, type Node, type NodeKey } from "../tree/node.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { LeafSource } from "./leaf-stream.js";
-import { branchNode, leafStub, linkNode } from "./node-rows.js";
+import { branchNode, leafRowId, leafStub, linkNode } from "./node-rows.js";
 
 /** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
 const SUBTREE_LEVELS = 10;
@@ -60,7 +59,8 @@ export function* walkVersion(
   const prefetch = (from: Node): void => {
     let level: Array<readonly [number, number]> = [];
     const refs = (n: Node): void => {
-      for (const r of [n.leftKey, n.rightKey]) if (r !== undefined && r.seq < LEAF_BASE) level.push([r.version, r.seq]);
+      if (n.leftSeq > 0) level.push([n.leftVersion, n.leftSeq]);
+      if (n.rightSeq > 0) level.push([n.rightVersion, n.rightSeq]);
     };
     refs(from);
     for (let depth = 0; depth < SUBTREE_LEVELS && level.length > 0; depth++) {
@@ -77,9 +77,9 @@ export function* walkVersion(
   const child = (parent: Node, side: "left" | "right"): Node => {
     const inMemory = parent[side];
     if (inMemory !== undefined) return inMemory;
-    const ref = side === "left" ? parent.leftKey : parent.rightKey;
+    const ref = childRef(parent, side === "left");
     if (ref === undefined) throw new IavlError("CORRUPT", `node ${parent.version}/${parent.seq} has a child neither in memory nor in storage`);
-    if (ref.seq >= LEAF_BASE) {
+    if (ref.seq < 0) {
       return leafStub(ref); // its row is read with its batch's
     }
     let n = ahead.take(ref);
@@ -128,7 +128,7 @@ export function* walkVersion(
         }
         // The leaves rows of the version and the tree's leaves must be the same, in the same (key) order.
         const row = leaves.next();
-        if (row === undefined || row.id !== leafId(n.seq) || row.version !== n.version || row.hash === null || row.value === null) {
+        if (row === undefined || row.id !== leafRowId(n.seq) || row.version !== n.version || row.hash === null || row.value === null) {
           throw new IavlError("CORRUPT", `the leaves of version ${n.version === row?.version ? n.version : "?"} disagree with the tree at leaf ${n.version}/${n.seq}`);
         }
         firstKeys.push(row.key);

@@ -11,13 +11,13 @@ import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { CommitInput, Op } from "../tree/version-log.js";
 import type { Connection } from "../sqlite/connection.js";
 import type { LeafWrite, VersionRow, VersionWrite } from "../sqlite/rows.js";
-import { leafSeq } from "../sqlite/shards.js";
 import { keyId } from "../base/bytes.js";
 import { digestBytes } from "../base/hash.js";
 import { ValueArena } from "../base/value-arena.js";
 import { packOps, type PackedOp } from "../sqlite/version-ops.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 import { collectDirty } from "./checkpoint.js";
+import { leafKeySeq, storedSeq } from "./node-rows.js";
 import { evict, StoreSource } from "./node-source.js";
 import { RebuiltTrees, rebuildVersion } from "./rebuild.js";
 import { startRead, storedValue, StoreView, type VersionTree } from "./store-view.js";
@@ -135,7 +135,7 @@ export class WorkingSet {
       rowOf.set(op, row);
       const leaf = op.leaf;
       if (leaf !== undefined) {
-        leaf.seq = leafSeq(firstLeaf + row);
+        leaf.seq = leafKeySeq(firstLeaf + row);
         finals.push(leaf);
       }
       leaves.push({ id: firstLeaf + row, key: op.key, hash: leaf?.hash === undefined ? null : digestBytes(leaf.hash), value: leaf?.value ?? null });
@@ -156,7 +156,7 @@ export class WorkingSet {
           size: root?.size ?? 0,
           checkpoint,
           rootVersion: checkpoint && root !== undefined ? root.version : null,
-          rootSeq: checkpoint && root !== undefined ? root.seq : null,
+          rootSeq: checkpoint && root !== undefined ? storedSeq(root.seq) : null,
           ops: ops.length,
           firstLeaf,
           leafRows: leaves.length,

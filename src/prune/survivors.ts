@@ -4,13 +4,12 @@
  * leaves table, which no prune drops whole.
  * @module
  */
-import { branchRow } from "../checkpoint/node-rows.js";
+import { branchRow, memorySeq } from "../checkpoint/node-rows.js";
 import { StoreSource } from "../checkpoint/node-source.js";
 import type { Node } from "../tree/node.js";
 import type { Connection } from "../sqlite/connection.js";
 import { startCompaction, writeCompacted, type PrunePlan } from "../sqlite/prune-rows.js";
 import type { BranchRow } from "../sqlite/rows.js";
-import { LEAF_BASE } from "../sqlite/shards.js";
 import { StoreReader } from "../sqlite/store-reader.js";
 
 /** Branches written per transaction. */
@@ -28,10 +27,10 @@ export function copySurvivors(db: Connection, plan: PrunePlan, onNodes: (n: numb
   const loader = new StoreSource(store);
   const roots: Node[] = [];
   const base = plan.base;
-  if (base !== undefined && base.rootVersion !== null && base.rootSeq !== null) roots.push(loader.load({ version: base.rootVersion, seq: base.rootSeq }));
+  if (base !== undefined && base.rootVersion !== null && base.rootSeq !== null) roots.push(loader.load(base.rootVersion, memorySeq(base.rootSeq)));
   for (const v of plan.snapshots) {
     const row = store.version(v);
-    if (row?.rootVersion != null && row.rootSeq != null) roots.push(loader.load({ version: row.rootVersion, seq: row.rootSeq }));
+    if (row?.rootVersion != null && row.rootSeq != null) roots.push(loader.load(row.rootVersion, memorySeq(row.rootSeq)));
   }
   let batch: BranchRow[] = [];
   let copied = 0;
@@ -56,7 +55,8 @@ export function copySurvivors(db: Connection, plan: PrunePlan, onNodes: (n: numb
       flush();
       checkStop();
     }
-    for (const ref of [n.rightKey, n.leftKey]) if (ref !== undefined && ref.seq < LEAF_BASE) stack.push(loader.load(ref, n));
+    if (n.rightSeq > 0) stack.push(loader.load(n.rightVersion, n.rightSeq, n));
+    if (n.leftSeq > 0) stack.push(loader.load(n.leftVersion, n.leftSeq, n));
   }
   flush();
 }

@@ -15,8 +15,7 @@ import type { Node } from "../tree/node.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { lockHeld } from "../sqlite/lock.js";
 import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
-import { leafSeq } from "../sqlite/shards.js";
-import { branchRow, leafRow } from "../checkpoint/node-rows.js";
+import { branchRow, leafKeySeq, leafRow, storedSeq } from "../checkpoint/node-rows.js";
 import { openStoreFolder } from "../checkpoint/store-folder.js";
 
 /** What {@link importStore} needs besides the stream. */
@@ -88,7 +87,7 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
       size: root?.size ?? 0,
       checkpoint: true,
       rootVersion: root?.version ?? null,
-      rootSeq: root?.seq ?? null,
+      rootSeq: root === undefined ? null : storedSeq(root.seq),
       ops: 0,
       firstLeaf: null,
       leafRows: null,
@@ -114,7 +113,7 @@ class Numbering {
   private readonly branches = new Map<number, number>();
 
   next(n: Node): number {
-    if (n.height === 0) return leafSeq(++this.leaves);
+    if (n.height === 0) return leafKeySeq(++this.leaves);
     const seq = (this.branches.get(n.version) ?? 0) + 1;
     this.branches.set(n.version, seq);
     return seq;

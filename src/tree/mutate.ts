@@ -109,8 +109,10 @@ export class Mutator {
     const copy = new Node(node.key, undefined, this.version, node.height, node.size, node.kp);
     copy.left = node.left;
     copy.right = node.right;
-    copy.leftKey = node.leftKey;
-    copy.rightKey = node.rightKey;
+    copy.leftVersion = node.leftVersion;
+    copy.leftSeq = node.leftSeq;
+    copy.rightVersion = node.rightVersion;
+    copy.rightSeq = node.rightSeq;
     return copy;
   }
 
@@ -121,12 +123,12 @@ export class Mutator {
 
   private setLeft(parent: Node, child: Node): void {
     parent.left = child;
-    parent.leftKey = undefined;
+    parent.leftSeq = 0;
   }
 
   private setRight(parent: Node, child: Node): void {
     parent.right = child;
-    parent.rightKey = undefined;
+    parent.rightSeq = 0;
   }
 
   private measure(node: Node): void {

@@ -34,13 +34,19 @@ export interface NodeKey {
 export class Node {
   /** Hash, computed lazily; undefined while the node is part of the working tree and changed since. */
   hash: Digest | undefined = undefined;
-  /** In-memory children; undefined when only `leftKey`/`rightKey` is known (evicted or not yet loaded). */
+  /** In-memory children; undefined when only the child's node key is known (evicted or not yet loaded). */
   left: Node | undefined = undefined;
   right: Node | undefined = undefined;
-  /** Storage identity of the node and of its children; `seq` 0 means not written yet. */
+  /**
+   * Storage identity of the node and of its children; `seq` 0 means not written yet, or for a child, named only by
+   * the child in memory. Plain numbers rather than {@link NodeKey} objects: a branch loaded from storage would
+   * otherwise carry two more heap objects (~120 bytes).
+   */
   seq = 0;
-  leftKey: NodeKey | undefined = undefined;
-  rightKey: NodeKey | undefined = undefined;
+  leftVersion = 0;
+  leftSeq = 0;
+  rightVersion = 0;
+  rightSeq = 0;
 
   constructor(
     /** The key's bytes as a latin1 string (see {@link ByteString}). */
@@ -69,6 +75,12 @@ export class Node {
   isLeaf(): boolean {
     return this.height === 0;
   }
+}
+
+/** The node key of `n`'s stored child on one side, or undefined when only a child in memory names it. */
+export function childRef(n: Node, left: boolean): NodeKey | undefined {
+  const seq = left ? n.leftSeq : n.rightSeq;
+  return seq === 0 ? undefined : { version: left ? n.leftVersion : n.rightVersion, seq };
 }
 
 /** Gives the children of a node, loading them from storage when they are not in memory. */
