@@ -26,11 +26,11 @@ import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
 
 /**
- * Heap bytes a resident node costs (object, key, hash, node keys), to turn the memory budget into a node count:
- * measured as the V8 heap's growth per resident node after a full collection (~610 B growing BANK; 360 was guessed
- * and let the tree take nearly twice its budget).
+ * Memory a resident node costs, to turn the memory budget into a node count: its heap (object, key string, hash
+ * string; ~220 B made in memory, ~260 B loaded from storage, after a full collection) and its share of the garbage
+ * and headroom a collecting heap carries. Was 600 while keys were Uint8Arrays and node keys objects (~420 B loaded).
  */
-const NODE_BYTES = 600;
+const NODE_BYTES = 450;
 
 /** How a working set writes and how much memory it may use. */
 export interface WorkingSetOptions {
@@ -84,8 +84,9 @@ export class WorkingSet {
     this.trees = new RebuiltTrees(this.store);
     this.valueOf = storedValue(this.store);
     this.budgetNodes = Math.floor((options.memoryBudgetMiB * 1024 * 1024) / NODE_BYTES);
-    // Keep whole the top levels that fit in half the budget; the other half is for dirty and recently loaded nodes.
-    this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)));
+    // Keep whole the top levels that fit in half the budget (depths 0..d hold 2^(d+1) − 1 nodes); the other half is
+    // for dirty and recently loaded nodes.
+    this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)) - 1);
     this.nextLeaf = this.store.nextLeafId();
     this.opened = this.load();
     this.wal = new WalCheckpointer(file, options.busyTimeoutMs);

@@ -7,7 +7,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { IavlError, isIavlError } from "../base/errors.js";
 import { openWriter } from "../sqlite/connection.js";
 import { unpackWrite, type PackedWrite } from "../sqlite/packed-write.js";
-import type { VersionWrite } from "../sqlite/rows.js";
+import type { VersionRows } from "../sqlite/rows.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 import { boundWal } from "../sqlite/wal.js";
 import { wakeCheckpointer } from "./wal-checkpointer.js";
@@ -49,7 +49,7 @@ parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
 });
 
 /** Writes `w`, waiting out another connection's lock for up to {@link PATIENCE_MS}: a version in the queue is never lost to a busy moment. */
-function land(w: VersionWrite): void {
+function land(w: VersionRows): void {
   const deadline = Date.now() + PATIENCE_MS;
   for (;;) {
     try {

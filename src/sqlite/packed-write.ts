@@ -3,7 +3,7 @@
  * structured-cloned, so a version's values cross threads without a copy per value or per object.
  * @module
  */
-import type { BranchRow, LeafWrite, VersionRow, VersionWrite } from "./rows.js";
+import type { BranchRow, LeafWrite, VersionRow, VersionRows, VersionWrite } from "./rows.js";
 
 /** A version write as two transferable buffers. */
 export interface PackedWrite {
@@ -22,15 +22,22 @@ export function writeBytes(w: VersionWrite): number {
   return n;
 }
 
+/** Numbers a packed write carries: the header, the lengths of hash and ops, then per row its numbers and lengths. */
+const HEADER = 11;
+const LEAF_NUMS = 4;
+const BRANCH_NUMS = 10;
+
 /** Packs `w`; the result's buffers can be transferred. */
 export function packWrite(w: VersionWrite): PackedWrite {
   const v = w.version;
-  const nums: number[] = [v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL];
-  nums.push(w.firstLeaf, w.leaves.length, w.branches.length);
+  const nums = new Float64Array(HEADER + 2 + w.leaves.length * LEAF_NUMS + w.branches.length * BRANCH_NUMS);
+  nums.set([v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL]);
+  nums.set([w.firstLeaf, w.leaves.length, w.branches.length], 8);
   const bytes = new Uint8Array(writeBytes(w));
+  let i = HEADER;
   let p = 0;
   const put = (b: Uint8Array | null): void => {
-    nums.push(b === null ? NULL : b.length);
+    nums[i++] = b === null ? NULL : b.length;
     if (b !== null) {
       bytes.set(b, p);
       p += b.length;
@@ -39,51 +46,81 @@ export function packWrite(w: VersionWrite): PackedWrite {
   put(v.hash);
   put(w.ops);
   for (const l of w.leaves) {
-    nums.push(l.id);
+    nums[i++] = l.id;
     put(l.key);
     put(l.hash);
     put(l.value);
   }
   for (const b of w.branches) {
-    nums.push(b.version, b.seq, b.height, b.size, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq);
+    nums.set([b.version, b.seq, b.height, b.size, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq], i);
+    i += 8;
     put(b.key);
     put(b.hash);
   }
-  return { nums: Float64Array.from(nums), bytes };
+  return { nums, bytes };
 }
 
-/** The write packed in `p`; its byte strings are views of `p.bytes`. */
-export function unpackWrite(p: PackedWrite): VersionWrite {
-  let i = 0;
-  let at = 0;
-  const num = (): number => p.nums[i++]!;
-  const take = (): Uint8Array | null => {
-    const len = num();
-    if (len === NULL) return null;
-    const b = p.bytes.subarray(at, at + len);
-    at += len;
-    return b;
-  };
-  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount] = [num(), num(), num(), num(), num(), num(), num(), num()];
-  const [firstLeaf, leafCount, branchCount] = [num(), num(), num()];
+/** A position in a packed write: the next number, the next byte. */
+interface Cursor {
+  i: number;
+  at: number;
+}
+
+/** The next byte string at `c` (a view of `p.bytes`), or null. */
+function take(p: PackedWrite, c: Cursor): Uint8Array | null {
+  const len = p.nums[c.i++]!;
+  if (len === NULL) return null;
+  const b = p.bytes.subarray(c.at, c.at + len);
+  c.at += len;
+  return b;
+}
+
+/**
+ * The write packed in `p`. Its rows are read from the buffers as they are iterated, not all made up front (a
+ * checkpoint carries hundreds of thousands of branches), and can be iterated again (a write that met a lock is
+ * retried); byte strings are views of `p.bytes`.
+ */
+export function unpackWrite(p: PackedWrite): VersionRows {
+  const n = p.nums;
+  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount, firstLeaf, leafCount, branchCount] = n.subarray(0, HEADER);
+  const c: Cursor = { i: HEADER, at: 0 };
   const row: VersionRow = {
-    version,
-    hash: take()!,
-    size,
+    version: version!,
+    hash: take(p, c)!,
+    size: size!,
     checkpoint: checkpoint === 1,
-    rootVersion: rootVersion === NULL ? null : rootVersion,
-    rootSeq: rootSeq === NULL ? null : rootSeq,
-    ops,
-    firstLeaf: rowFirst === NULL ? null : rowFirst,
-    leafRows: rowCount === NULL ? null : rowCount,
+    rootVersion: rootVersion === NULL ? null : rootVersion!,
+    rootSeq: rootSeq === NULL ? null : rootSeq!,
+    ops: ops!,
+    firstLeaf: rowFirst === NULL ? null : rowFirst!,
+    leafRows: rowCount === NULL ? null : rowCount!,
   };
-  const packedOps = take()!;
-  const leaves: LeafWrite[] = [];
-  for (let n = 0; n < leafCount; n++) leaves.push({ id: num(), key: take()!, hash: take(), value: take() });
-  const branches: BranchRow[] = [];
-  for (let n = 0; n < branchCount; n++) {
-    const [bv, seq, height, bsize, leftVersion, leftSeq, rightVersion, rightSeq] = [num(), num(), num(), num(), num(), num(), num(), num()];
-    branches.push({ version: bv, seq, height, size: bsize, leftVersion, leftSeq, rightVersion, rightSeq, key: take()!, hash: take()! });
+  const packedOps = take(p, c)!;
+  const leavesAt: Cursor = { ...c };
+  // The branches start after the leaves: step over their numbers, adding up their byte lengths.
+  for (let k = 0; k < leafCount!; k++) {
+    c.i++;
+    for (let f = 0; f < 3; f++) {
+      const len = n[c.i++]!;
+      if (len !== NULL) c.at += len;
+    }
   }
-  return { version: row, leaves, firstLeaf, ops: packedOps, branches };
+  const branchesAt: Cursor = { ...c };
+  const leaves = {
+    *[Symbol.iterator](): Generator<LeafWrite> {
+      const r = { ...leavesAt };
+      for (let k = 0; k < leafCount!; k++) yield { id: n[r.i++]!, key: take(p, r)!, hash: take(p, r), value: take(p, r) };
+    },
+  };
+  const branches = {
+    *[Symbol.iterator](): Generator<BranchRow> {
+      const r = { ...branchesAt };
+      for (let k = 0; k < branchCount!; k++) {
+        const i = r.i;
+        r.i += 8;
+        yield { version: n[i]!, seq: n[i + 1]!, height: n[i + 2]!, size: n[i + 3]!, leftVersion: n[i + 4]!, leftSeq: n[i + 5]!, rightVersion: n[i + 6]!, rightSeq: n[i + 7]!, key: take(p, r)!, hash: take(p, r)! };
+      }
+    },
+  };
+  return { version: row, leaves, firstLeaf: firstLeaf!, ops: packedOps, branches };
 }

@@ -64,6 +64,12 @@ export interface VersionWrite {
   branches: BranchRow[];
 }
 
+/** A {@link VersionWrite} as a writer reads it: its rows may be streamed, but every iteration gives them all. */
+export interface VersionRows extends Omit<VersionWrite, "leaves" | "branches"> {
+  leaves: Iterable<LeafWrite>;
+  branches: Iterable<BranchRow>;
+}
+
 /** Rows of an import batch: leaves with their values, and branches, of any versions. */
 export interface ImportBatch {
   leaves: Array<LeafWrite & { version: number }>;

@@ -5,7 +5,7 @@
 import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
 import { initMeta, setMeta } from "./meta.js";
-import { VERSION_COLUMNS, type ImportBatch, type LeafWrite, type VersionRow, type VersionWrite } from "./rows.js";
+import { VERSION_COLUMNS, type ImportBatch, type LeafWrite, type VersionRow, type VersionRows } from "./rows.js";
 import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { writeTransaction } from "./write-errors.js";
@@ -38,7 +38,7 @@ export class StoreWriter extends StoreReader {
   }
 
   /** Writes one version atomically: its leaves rows, its operations, branches (at a checkpoint) and, last, its commit row. */
-  writeVersion(w: VersionWrite): void {
+  writeVersion(w: VersionRows): void {
     const v = w.version.version;
     writeTransaction(this.db, `committing version ${v}`, () => {
       const latest = (sql(this.db, "SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
