@@ -169,9 +169,12 @@ export class WorkingSet {
       };
       // Committed values live in the value rows; the tree keeps only keys and hashes, once the values are there,
       // and their copies' memory takes the values of later versions.
+      // Captures the version number, not `c`: with async, a closure holding `c` would keep the version's whole tree
+      // and log alive until it lands.
+      const version = c.version;
       const written = (): void => {
         for (const leaf of finals) leaf.value = undefined;
-        this.arena.release(c.version);
+        this.arena.release(version);
       };
       // Sealed before the write: a commit that fails is retried at the same version, which releases these too.
       this.arena.seal(c.version);

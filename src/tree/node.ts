@@ -7,7 +7,7 @@ import { innerHash, leafHash, sha256, type Digest } from "../base/hash.js";
 
 /**
  * The first three bytes of a key as a small integer (zero-padded). Lookups compare it first and read the key's
- * bytes only on a tie: a walk down the tree then touches one object per level instead of three.
+ * string only on a tie: a walk down the tree then touches one object per level instead of two.
  */
 export function keyPrefix(k: ByteString): number {
   const n = k.length;
