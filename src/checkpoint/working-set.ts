@@ -16,7 +16,7 @@ import { digestBytes } from "../base/hash.js";
 import { ValueArena } from "../base/value-arena.js";
 import { packOps, type PackedOp } from "../sqlite/version-ops.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
-import { collectDirty } from "./checkpoint.js";
+import { collectDirty, NO_BRANCHES } from "./checkpoint.js";
 import { leafKeySeq, storedSeq } from "./node-rows.js";
 import { evict, StoreSource } from "./node-source.js";
 import { RebuiltTrees, rebuildVersion } from "./rebuild.js";
@@ -165,7 +165,7 @@ export class WorkingSet {
         leaves,
         firstLeaf,
         ops: packOps(packed),
-        branches: batch?.rows ?? [],
+        branches: batch?.rows ?? NO_BRANCHES,
       };
       // Committed values live in the value rows; the tree keeps only keys and hashes, once the values are there,
       // and their copies' memory takes the values of later versions.

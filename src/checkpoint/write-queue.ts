@@ -8,7 +8,7 @@ import { keyId } from "../base/bytes.js";
 import { IavlError, type ErrorCode } from "../base/errors.js";
 import { startWorker } from "../base/threads.js";
 import type { Change } from "../tree/version-log.js";
-import { packWrite } from "../sqlite/packed-write.js";
+import { packWrite, writeBytes, type PackedWrite, type SpareBuffers } from "../sqlite/packed-write.js";
 import type { VersionWrite } from "../sqlite/rows.js";
 
 /** Slots of the state shared with the writer thread (BigInt64): the newest durable version, … */
@@ -28,6 +28,8 @@ export interface WriterThreadData {
   state: SharedArrayBuffer;
   /** Where failures are reported, so that a blocked owner can read them synchronously. */
   errors: MessagePort;
+  /** Where the buffers of each version written go back, for later versions to be packed into. */
+  returns: MessagePort;
 }
 
 /** A failure as the writer thread reports it. */
@@ -39,6 +41,13 @@ export interface WriterFailure {
 
 /** The longest close() waits for the writer thread to close its connection (it only has to finish one statement). */
 const CLOSE_WAIT_MS = 60_000;
+
+/**
+ * Returned buffers of each kind kept for reuse; the rest are left to the collector. Buffers are handed back rather
+ * than dropped by the writer because the writer's heap is small and rarely collected, so the backing stores of
+ * buffers it had dropped stayed allocated for many versions (~100 MiB growing BANK).
+ */
+const SPARES = 2;
 
 /** A version handed to the writer but perhaps not yet on disk, with what reads need meanwhile. */
 interface Queued {
@@ -55,6 +64,8 @@ export class WriteQueue {
   private readonly worker: Worker;
   private readonly state: BigInt64Array;
   private readonly errors: MessageChannel;
+  private readonly returns = new MessageChannel();
+  private readonly spares: SpareBuffers = { nums: [], bytes: [] };
   private readonly queued: Queued[] = [];
   private failure: IavlError | undefined;
   private exited = false;
@@ -74,8 +85,8 @@ export class WriteQueue {
     this.state = new BigInt64Array(shared);
     this.state[DURABLE] = BigInt(durable);
     this.errors = new MessageChannel();
-    const data: WriterThreadData = { file, busyTimeoutMs, walState, state: shared, errors: this.errors.port2 };
-    this.worker = startWorker(import.meta.url, "writer-thread", { workerData: data, transferList: [this.errors.port2] });
+    const data: WriterThreadData = { file, busyTimeoutMs, walState, state: shared, errors: this.errors.port2, returns: this.returns.port2 };
+    this.worker = startWorker(import.meta.url, "writer-thread", { workerData: data, transferList: [this.errors.port2, this.returns.port2] });
     this.worker.on("error", (e) => {
       this.failure ??= new IavlError("CORRUPT", `the background writer stopped: ${e.message}; versions after ${this.durable} were not stored`, { cause: e });
       this.stopped();
@@ -95,8 +106,9 @@ export class WriteQueue {
    */
   push(w: VersionWrite, changes: Map<string, Change>, landed: () => void): void {
     this.check();
-    const packed = packWrite(w);
-    const bytes = packed.bytes.length;
+    this.takeReturned();
+    const packed = packWrite(w, this.spares);
+    const bytes = writeBytes(w);
     for (let oldest = this.queued[0]; oldest !== undefined; oldest = this.queued[0]) {
       if (this.queued.length < this.capacity && this.bytes + bytes <= this.maxBytes) break;
       this.waitFor(oldest.version);
@@ -162,6 +174,7 @@ export class WriteQueue {
       // The thread's exit event cannot arrive while this thread waits, so the wait is bounded instead.
       const deadline = Date.now() + CLOSE_WAIT_MS;
       while (Atomics.load(this.state, CLOSED) === 0n && !this.exited && Date.now() < deadline) Atomics.wait(this.state, CLOSED, 0n, 100);
+      this.returns.port1.close();
     }
   }
 
@@ -169,6 +182,18 @@ export class WriteQueue {
   inFlight(): number[] {
     this.trim();
     return this.queued.map((q) => q.version);
+  }
+
+  /** Keeps the shortest of the buffers the writer handed back (read synchronously: the event loop may not turn). */
+  private takeReturned(): void {
+    for (let m = receiveMessageOnPort(this.returns.port1); m !== undefined; m = receiveMessageOnPort(this.returns.port1)) {
+      const p = m.message as PackedWrite;
+      this.spares.nums.push(p.nums);
+      this.spares.bytes.push(p.bytes);
+    }
+    for (const list of [this.spares.nums, this.spares.bytes] as Array<Array<{ length: number }>>) {
+      list.sort((a, b) => a.length - b.length).length = Math.min(list.length, SPARES);
+    }
   }
 
   private trim(): void {

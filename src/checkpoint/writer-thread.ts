@@ -33,7 +33,8 @@ parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
     }
     return;
   }
-  const w = unpackWrite(msg.packed!);
+  const packed = msg.packed!;
+  const w = unpackWrite(packed);
   try {
     if (Atomics.load(state, FAILED) !== 0n) return;
     boundWal(db, data.file);
@@ -45,6 +46,7 @@ parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
     data.errors.postMessage(failure);
     Atomics.store(state, FAILED, 1n);
   }
+  data.returns.postMessage(packed, [packed.nums.buffer as ArrayBuffer, packed.bytes.buffer as ArrayBuffer]);
   Atomics.notify(state, DURABLE);
 });
 

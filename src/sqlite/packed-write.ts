@@ -5,10 +5,25 @@
  */
 import type { BranchRow, LeafWrite, VersionRow, VersionRows, VersionWrite } from "./rows.js";
 
-/** A version write as two transferable buffers. */
+/** A version write as two transferable buffers (which may be longer than what the write uses). */
 export interface PackedWrite {
   nums: Float64Array;
   bytes: Uint8Array;
+}
+
+/** Buffers of earlier packed writes that may be packed into again. */
+export interface SpareBuffers {
+  nums: Float64Array[];
+  bytes: Uint8Array[];
+}
+
+/** Takes from `spares` the shortest buffer holding at least `n` elements, or makes one. */
+function reuse<T extends Float64Array | Uint8Array>(spares: T[], n: number, make: (n: number) => T): T {
+  let best = -1;
+  spares.forEach((b, i) => {
+    if (b.length >= n && (best < 0 || b.length < spares[best]!.length)) best = i;
+  });
+  return best < 0 ? make(n) : spares.splice(best, 1)[0]!;
 }
 
 /** Bytes of a byte string field, or −1 for null. */
@@ -18,8 +33,7 @@ const NULL = -1;
 export function writeBytes(w: VersionWrite): number {
   let n = w.version.hash.length + w.ops.length;
   for (const l of w.leaves) n += l.key.length + (l.hash?.length ?? 0) + (l.value?.length ?? 0);
-  for (const b of w.branches) n += b.key.length + b.hash.length;
-  return n;
+  return n + w.branches.bytes;
 }
 
 /** Numbers a packed write carries: the header, the lengths of hash and ops, then per row its numbers and lengths. */
@@ -27,13 +41,13 @@ const HEADER = 11;
 const LEAF_NUMS = 4;
 const BRANCH_NUMS = 10;
 
-/** Packs `w`; the result's buffers can be transferred. */
-export function packWrite(w: VersionWrite): PackedWrite {
+/** Packs `w`, into spare buffers where they are long enough; the result's buffers can be transferred. */
+export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }): PackedWrite {
   const v = w.version;
-  const nums = new Float64Array(HEADER + 2 + w.leaves.length * LEAF_NUMS + w.branches.length * BRANCH_NUMS);
+  const nums = reuse(spares.nums, HEADER + 2 + w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS, (n) => new Float64Array(n));
   nums.set([v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL]);
-  nums.set([w.firstLeaf, w.leaves.length, w.branches.length], 8);
-  const bytes = new Uint8Array(writeBytes(w));
+  nums.set([w.firstLeaf, w.leaves.length, w.branches.count], 8);
+  const bytes = reuse(spares.bytes, writeBytes(w), (n) => new Uint8Array(n));
   let i = HEADER;
   let p = 0;
   const put = (b: Uint8Array | null): void => {

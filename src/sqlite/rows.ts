@@ -52,6 +52,15 @@ export interface BranchLinks {
   rightSeq: number;
 }
 
+/**
+ * The branch rows of a checkpoint, made one at a time as they are read (a checkpoint may have hundreds of thousands,
+ * and a row with its two arrays costs ~400 heap bytes): how many, and the bytes of their keys and hashes.
+ */
+export interface BranchRows extends Iterable<BranchRow> {
+  readonly count: number;
+  readonly bytes: number;
+}
+
 /** What one version writes, in one transaction. */
 export interface VersionWrite {
   version: VersionRow;
@@ -61,7 +70,7 @@ export interface VersionWrite {
   firstLeaf: number;
   /** Every operation in order, packed (version-ops.ts). */
   ops: Uint8Array;
-  branches: BranchRow[];
+  branches: BranchRows;
 }
 
 /** A {@link VersionWrite} as a writer reads it: its rows may be streamed, but every iteration gives them all. */
