@@ -1,17 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
-import { exportNodes } from "../src/tree/export-walk.js";
-import { buildTree, buildTreeAsync, Importer } from "../src/tree/importer.js";
+import { buildTree, buildTreeAsync, Importer, type ImportedNode } from "../src/tree/importer.js";
 import type { ExportNode } from "../src/tree/export-node.js";
 import { decodeItems, decodeSnapshotItems, encodeItems, encodeSnapshotItems, type SnapshotItem } from "../src/sync/wire.js";
 import { concatBytes, equalBytes, latin1, toHex } from "../src/base/bytes.js";
 import { digestBytes, EMPTY_HASH } from "../src/base/hash.js";
-import { Mutator } from "../src/tree/mutate.js";
-import { hashNode, MEMORY_SOURCE, type Node } from "../src/tree/node.js";
+import { NONE } from "../src/tree/node.js";
 import { indexOf } from "../src/tree/read.js";
-import { memoryValue, RootView } from "../src/tree/root-view.js";
 import { tempDir } from "./backends.js";
 import { b, randomBytes, rng, treehashOps } from "./helpers.js";
+import { MutatorTree } from "./mutator-tree.js";
 
 type Op = ["s", Uint8Array, Uint8Array] | ["d", Uint8Array];
 
@@ -19,23 +17,40 @@ type Op = ["s", Uint8Array, Uint8Array] | ["d", Uint8Array];
  * Applies one list of ops per version with the tree's own Mutator and returns the last root. Tree keeps its root
  * private, so the test builds it the way Tree does (same Mutator, same commit step).
  */
-function buildRoot(versions: Op[][]): { root: Node | undefined; version: number } {
-  const m = new Mutator(1, MEMORY_SOURCE);
-  let root: Node | undefined;
+function buildRoot(versions: Op[][]): Built {
+  const tree = new MutatorTree();
+  let version = 0;
   for (const ops of versions) {
-    for (const op of ops) root = op[0] === "s" ? m.set(root, latin1(op[1]), op[2]).root : m.remove(root, latin1(op[1])).root;
-    if (root !== undefined) hashNode(root, MEMORY_SOURCE);
-    m.version++;
+    for (const op of ops) if (op[0] === "s") tree.set(op[1], op[2]); else tree.remove(op[1]);
+    version = tree.commit();
   }
-  return { root, version: m.version - 1 };
+  return { tree, root: tree.root, version };
 }
 
-function rootHash(root: Node | undefined): Uint8Array {
-  return root === undefined ? EMPTY_HASH : digestBytes(hashNode(root, MEMORY_SOURCE));
+/** A root and the table it lives in. */
+interface Built {
+  tree: MutatorTree;
+  root: number;
+  version: number;
 }
 
-function exportAll(root: Node | undefined): ExportNode[] {
-  return [...exportNodes(root, MEMORY_SOURCE, memoryValue)];
+/** A tree an importer rebuilt, in a table of its own. */
+function adopted(n: ImportedNode | undefined, version: number): Built {
+  const tree = new MutatorTree();
+  return { tree, root: tree.adopt(n), version };
+}
+
+function rootHash(x: Built | ImportedNode | undefined): Uint8Array {
+  if (x === undefined) return EMPTY_HASH;
+  return "tree" in x ? x.tree.hash(x.root) : digestBytes(x.hash);
+}
+
+function sizeOf(x: Built): number {
+  return x.root === NONE ? 0 : x.tree.t.size(x.root);
+}
+
+function exportAll(x: Built): ExportNode[] {
+  return x.tree.export(x.root);
 }
 
 
@@ -59,9 +74,10 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 }
 
 /** Asserts the two roots read identically: hash, size, every pair in order, every get and index. */
-function expectSameReads(version: number, a: Node | undefined, c: Node | undefined): void {
-  const va = new RootView(version, a, MEMORY_SOURCE, memoryValue);
-  const vc = new RootView(version, c, MEMORY_SOURCE, memoryValue);
+function expectSameReads(a: Built, c: Built): void {
+  const version = a.version;
+  const va = a.tree.view(version, a.root);
+  const vc = c.tree.view(version, c.root);
   expect(toHex(vc.hash)).toBe(toHex(va.hash));
   expect(vc.size).toBe(va.size);
   const pa = [...va.iterate()];
@@ -72,7 +88,7 @@ function expectSameReads(version: number, a: Node | undefined, c: Node | undefin
     if (!equalBytes(k, pc[i]![0]) || !equalBytes(v, pc[i]![1])) throw new Error(`pair ${i} differs`);
     const got = vc.get(k);
     if (got === undefined || !equalBytes(got, v)) throw new Error(`get ${toHex(k)} differs`);
-    if (indexOf(c, latin1(k), MEMORY_SOURCE).index !== i) throw new Error(`index of ${toHex(k)} differs`);
+    if (indexOf(c.root, latin1(k), c.tree.src).index !== i) throw new Error(`index of ${toHex(k)} differs`);
   }
 }
 
@@ -87,10 +103,10 @@ function basicVersions(): Op[][] {
   ];
 }
 
-let large: { root: Node | undefined; version: number } | undefined;
+let large: Built | undefined;
 
 /** The ~50,000-key tree, built once for all tests of this file. */
-function largeTree(): { root: Node | undefined; version: number } {
+function largeTree(): Built {
   large ??= buildRoot(largeVersions());
   return large;
 }
@@ -138,7 +154,8 @@ function largeVersions(): Op[][] {
 
 describe("exportNodes", () => {
   it("exports the export_test.go tree in cosmos/iavl's order", () => {
-    const { root, version } = buildRoot(basicVersions());
+    const root = buildRoot(basicVersions());
+    const { version } = root;
     // The Mutator-built root is the one Tree commits.
     const tree = Tree.memory();
     for (const ops of basicVersions()) {
@@ -158,12 +175,12 @@ describe("exportNodes", () => {
   });
 
   it("exports nothing for an empty tree, and an empty stream imports as the empty tree", () => {
-    expect(exportAll(undefined)).toEqual([]);
+    expect(exportAll(adopted(undefined, 1))).toEqual([]);
     expect(buildTree([], { version: 1, expectedHash: EMPTY_HASH })).toBeUndefined();
   });
 
   it("walks without recursion: a deep tree exports as many items as it has nodes", () => {
-    const { root } = buildRoot([Array.from({ length: 4096 }, (_, i): Op => ["s", b(`k${String(i).padStart(6, "0")}`), b("v")])]);
+    const root = buildRoot([Array.from({ length: 4096 }, (_, i): Op => ["s", b(`k${String(i).padStart(6, "0")}`), b("v")])]);
     expect(exportAll(root).length).toBe(2 * 4096 - 1);
   });
 });
@@ -206,37 +223,40 @@ describe("export of a stored version", () => {
 
 describe("Importer round trip", () => {
   it("rebuilds the export_test.go tree, also at a later target version (root version < target, as Go allows)", () => {
-    const { root, version } = buildRoot(basicVersions());
+    const root = buildRoot(basicVersions());
+    const { version } = root;
     const copy = buildTree(exportAll(root), { version });
-    expectSameReads(version, root, copy);
+    expectSameReads(root, adopted(copy, version));
     const later = buildTree(exportAll(root), { version: version + 5 });
     expect(toHex(rootHash(later))).toBe(toHex(rootHash(root)));
     // The rebuilt tree exports the same stream again.
-    expect(exportAll(copy)).toEqual(exportAll(root));
+    expect(exportAll(adopted(copy, version))).toEqual(exportAll(root));
   });
 
   it("rebuilds the TestTreeHash tree with its root hash, size and every read", () => {
     const ops = treehashOps();
-    const { root, version } = buildRoot(ops.map((v) => v.ops));
+    const root = buildRoot(ops.map((v) => v.ops));
+    const { version } = root;
     const last = ops[ops.length - 1]!;
     expect(toHex(rootHash(root))).toBe(last.expectHash);
     const copy = buildTree(exportAll(root), { version, expectedHash: rootHash(root) });
     expect(copy?.size).toBe(last.sizeAfter);
-    expectSameReads(version, root, copy);
+    expectSameReads(root, adopted(copy, version));
   });
 
   it("rebuilds a 50,000-key tree; streaming with retain: false hands out every node in post-order", () => {
-    const { root, version } = largeTree();
+    const root = largeTree();
+    const { version } = root;
     const nodes = exportAll(root);
-    expect(root!.size).toBeGreaterThan(45_000);
-    expect(nodes.length).toBe(2 * root!.size - 1);
+    expect(sizeOf(root)).toBeGreaterThan(45_000);
+    expect(nodes.length).toBe(2 * sizeOf(root) - 1);
 
     const copy = buildTree(nodes, { version });
-    expectSameReads(version, root, copy);
+    expectSameReads(root, adopted(copy, version));
 
     // Streaming: batches arrive children-first; after finish nothing holds the tree any more.
     const batchSizes: number[] = [];
-    const seen = new Set<Node>();
+    const seen = new Set<ImportedNode>();
     let ordered = true;
     const imp = new Importer({
       version,
@@ -256,16 +276,17 @@ describe("Importer round trip", () => {
     expect(seen.size).toBe(nodes.length);
     expect(Math.max(...batchSizes)).toBe(4096);
     expect(batchSizes.reduce((x, y) => x + y, 0)).toBe(nodes.length);
-    expect(toHex(digestBytes(shell.hash!))).toBe(toHex(rootHash(root)));
-    expect(shell.size).toBe(root!.size);
+    expect(toHex(digestBytes(shell.hash))).toBe(toHex(rootHash(root)));
+    expect(shell.size).toBe(sizeOf(root));
     expect(shell.left).toBeUndefined();
     for (const n of seen) if (n.left !== undefined || n.right !== undefined) throw new Error("a child reference was kept");
   });
 
   it("without onNodes, retain: false never links children at all", () => {
-    const { root, version } = buildRoot(treehashOps().map((v) => v.ops));
+    const root = buildRoot(treehashOps().map((v) => v.ops));
+    const { version } = root;
     const bare = buildTree(exportAll(root), { version, retain: false })!;
-    expect(toHex(digestBytes(bare.hash!))).toBe(toHex(rootHash(root)));
+    expect(toHex(digestBytes(bare.hash))).toBe(toHex(rootHash(root)));
     expect(bare.left).toBeUndefined();
   });
 
@@ -343,7 +364,7 @@ describe("Importer refusals", () => {
 
 describe("wire format", () => {
   it("encodes byte for byte as gogoproto: defaults omitted, uvarint length prefix", () => {
-    const { root } = buildRoot(basicVersions());
+    const root = buildRoot(basicVersions());
     const items = [...encodeItems(exportAll(root))].map(toHex);
     expect(items[0]).toBe("080a01611201011801"); // a = [1] at v1, height 0 omitted
     expect(items[2]).toBe("090a036162631803" + "2001"); // inner abc, v3, h1, no value
@@ -354,7 +375,8 @@ describe("wire format", () => {
   });
 
   it("round trips the 50,000-key tree through random chunk boundaries", async () => {
-    const { root, version } = largeTree();
+    const root = largeTree();
+    const { version } = root;
     const nodes = exportAll(root);
     const bytes = concatBytes(...encodeItems(nodes));
     const decoded = await collect(decodeItems(randomChunks(bytes, rng(7))));
@@ -370,24 +392,25 @@ describe("wire format", () => {
       if (!same) throw new Error(`item ${i} differs after the wire round trip`);
     }
     const copy = buildTree(decoded, { version, expectedHash: rootHash(root) });
-    expect(copy?.size).toBe(root!.size);
+    expect(copy?.size).toBe(sizeOf(root));
   });
 
   it("round trips the TestTreeHash tree and its decoded keys do not alias the chunks", async () => {
-    const { root, version } = buildRoot(treehashOps().map((v) => v.ops));
+    const root = buildRoot(treehashOps().map((v) => v.ops));
+    const { version } = root;
     const bytes = concatBytes(...encodeItems(exportAll(root)));
     const chunks = [...randomChunks(bytes, rng(9))];
     const decoded = await collect(decodeItems(chunks));
     for (const c of chunks) c.fill(0);
     const copy = buildTree(decoded, { version });
-    expectSameReads(version, root, copy);
+    expectSameReads(root, adopted(copy, version));
     // And straight from the decoder into the importer.
     const streamed = await buildTreeAsync(decodeItems(randomChunks(bytes, rng(8))), { version });
     expect(toHex(rootHash(streamed))).toBe(toHex(rootHash(root)));
   });
 
   it("round trips the wrapped SnapshotItem form", async () => {
-    const { root } = buildRoot(basicVersions());
+    const root = buildRoot(basicVersions());
     const nodes = exportAll(root);
     const bytes = concatBytes(...encodeSnapshotItems([{ name: "bank", nodes }, { name: "empty", nodes: [] }]));
     const items = await collect(decodeSnapshotItems(randomChunks(bytes, rng(10))));

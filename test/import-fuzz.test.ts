@@ -1,15 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { IavlError } from "../src/index.js";
-import { exportNodes } from "../src/tree/export-walk.js";
 import { Importer } from "../src/tree/importer.js";
 import type { ExportNode } from "../src/tree/export-node.js";
 import { decodeItems, DEFAULT_MAX_ITEM_BYTES, encodeItems } from "../src/sync/wire.js";
-import { concatBytes, equalBytes, latin1, toHex, uvarint } from "../src/base/bytes.js";
+import { concatBytes, equalBytes, toHex, uvarint } from "../src/base/bytes.js";
 import { digestBytes, EMPTY_HASH } from "../src/base/hash.js";
-import { Mutator } from "../src/tree/mutate.js";
-import { hashNode, MEMORY_SOURCE, type Node } from "../src/tree/node.js";
-import { memoryValue } from "../src/tree/root-view.js";
 import { rng } from "./helpers.js";
+import { MutatorTree } from "./mutator-tree.js";
 
 
 const rand = rng(20240607);
@@ -17,9 +14,8 @@ const int = (n: number): number => Math.floor(rand() * n);
 const bytes = (n: number): Uint8Array => Uint8Array.from({ length: n }, () => int(256));
 
 /** A ~200-key tree over four versions of creates, updates and deletes, with some empty values. */
-function baseTree(): { root: Node; version: number } {
-  const m = new Mutator(1, MEMORY_SOURCE);
-  let root: Node | undefined;
+function baseTree(): { tree: MutatorTree; version: number } {
+  const m = new MutatorTree();
   const live = new Map<string, Uint8Array>();
   const value = (): Uint8Array => (rand() < 0.1 ? new Uint8Array(0) : bytes(1 + int(24)));
   const pick = (): Uint8Array => [...live.values()][int(live.size)]!;
@@ -33,23 +29,22 @@ function baseTree(): { root: Node; version: number } {
       let k = bytes(1 + int(12));
       while (live.has(toHex(k))) k = bytes(1 + int(12));
       live.set(toHex(k), k);
-      root = m.set(root, latin1(k), value()).root;
+      m.set(k, value());
     }
-    for (let i = 0; i < updates; i++) root = m.set(root, latin1(pick()), value()).root;
+    for (let i = 0; i < updates; i++) m.set(pick(), value());
     for (let i = 0; i < deletes; i++) {
       const k = pick();
       live.delete(toHex(k));
-      root = m.remove(root, latin1(k)).root;
+      m.remove(k);
     }
-    hashNode(root!, MEMORY_SOURCE);
-    m.version++;
+    m.commit();
   }
-  return { root: root!, version: m.version - 1 };
+  return { tree: m, version: m.m.version - 1 };
 }
 
-const { root, version: target } = baseTree();
-const original: ExportNode[] = [...exportNodes(root, MEMORY_SOURCE, memoryValue)];
-const originalHash = toHex(digestBytes(hashNode(root, MEMORY_SOURCE)));
+const { tree, version: target } = baseTree();
+const original: ExportNode[] = tree.export();
+const originalHash = toHex(tree.hash());
 const wireItems: Uint8Array[] = [...encodeItems(original)];
 
 const wire = concatBytes(...wireItems);

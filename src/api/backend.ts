@@ -2,7 +2,7 @@
  * What a {@link Tree} needs from where it keeps its versions: memory, or a store on disk.
  * @module
  */
-import type { Node, NodeSource } from "../tree/node.js";
+import type { NodeSource } from "../tree/node.js";
 import type { KeyChange } from "../tree/diff.js";
 import type { ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
@@ -20,7 +20,8 @@ export interface PruneOptions {
 /** The last committed version as a tree holds it. */
 export interface Latest {
   version: number;
-  root: Node | undefined;
+  /** Its root (NONE: empty). */
+  root: number;
 }
 
 /** @internal The storage behind a {@link Tree}. */
@@ -35,12 +36,15 @@ export interface Backend {
   copyValue(value: Uint8Array): Uint8Array;
   /** The value of `key` in the last committed version (used when `logsOps`), in an array of the caller's own. */
   committedValue(key: Uint8Array): Uint8Array | undefined;
-  /** Persists a version; throws with nothing changed when it cannot. */
+  /**
+   * Persists a version; throws with nothing changed when it cannot. On success the backend owns `c.orphans`, and
+   * frees each once no version it keeps holds it.
+   */
   commit(c: CommitInput): void;
-  /** A view of a committed version; `latest` is the last committed version; `alive` throws once the tree closed. */
-  view(version: number, latest: Latest, alive: () => void): ReadonlyTree;
+  /** A view of committed `version` (at most the last committed); `alive` throws once the tree closed. */
+  view(version: number, alive: () => void): ReadonlyTree;
   /** The net changes that made committed `version`, in key order (see {@link Tree.changes}). */
-  changes(version: number, latest: Latest, alive: () => void): Iterable<KeyChange>;
+  changes(version: number, alive: () => void): Iterable<KeyChange>;
   /** Committed versions still readable, oldest first. */
   versions(): number[];
   /** Removes committed versions ≤ `upTo` (never the latest; with `keepEvery`, not its checkpointed multiples). */

@@ -1,9 +1,10 @@
 /**
- * The backend of {@link Tree.memory}: committed roots kept in a map, sharing unchanged subtrees.
+ * The backend of {@link Tree.memory}: committed roots kept in a map, sharing unchanged subtrees in one node table.
+ * A node leaves the table when the last version holding it is pruned.
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { MEMORY_SOURCE, type Node } from "../tree/node.js";
+import { memorySource, NodeTable } from "../tree/node.js";
 import { diffTrees, type KeyChange } from "../tree/diff.js";
 import { memoryValue, RootView } from "../tree/root-view.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
@@ -13,13 +14,21 @@ import type { Backend, Latest, PruneOptions } from "./backend.js";
 
 /** Keeps every committed root in memory. */
 export class MemoryBackend implements Backend {
-  readonly src = MEMORY_SOURCE;
+  readonly t = new NodeTable();
+  readonly src = memorySource(this.t);
   readonly valueOf = memoryValue;
   readonly logsOps = false;
-  readonly opened = { version: 0, root: undefined };
-  private readonly roots = new Map<number, Node | undefined>();
+  readonly opened: Latest = { version: 0, root: 0 };
+  /** The root of each kept version, oldest first. */
+  private readonly roots = new Map<number, number>();
+  /**
+   * For each version v, the nodes v replaced: a node of version c in v's list is held by versions c..v−1 only, so it
+   * is freed once none of those is kept.
+   */
+  private readonly orphans = new Map<number, number[]>();
   /** The first version committed (0: none yet). */
   private first = 0;
+  private latest = 0;
   /** Versions ≤ this were pruned. */
   private prunedTo = 0;
 
@@ -34,24 +43,34 @@ export class MemoryBackend implements Backend {
 
   commit(c: CommitInput): void {
     this.roots.set(c.version, c.root);
+    if (c.orphans.length > 0) this.orphans.set(c.version, c.orphans);
     if (this.first === 0) this.first = c.version;
+    this.latest = c.version;
   }
 
-  changes(version: number, latest: Latest, alive: () => void): KeyChange[] {
-    const after = this.view(version, latest, alive) as RootView;
+  changes(version: number, alive: () => void): KeyChange[] {
+    const after = this.view(version, alive) as RootView;
     if (version > this.first && !this.roots.has(version - 1)) {
       throw new IavlError("VERSION_PRUNED", `the changes of version ${version} are gone with version ${version - 1}, which has been pruned`);
     }
-    const before = version > this.first ? this.roots.get(version - 1) : undefined;
-    return diffTrees(before, after.tree, version - 1, MEMORY_SOURCE, memoryValue).map((c) => ({ key: c.key, value: c.value?.slice() ?? null }));
+    const before = version > this.first ? this.roots.get(version - 1)! : 0;
+    return diffTrees(before, after.tree, version - 1, this.src, memoryValue).map((c) => ({ key: c.key, value: c.value?.slice() ?? null }));
   }
 
-  view(version: number, latest: Latest, alive: () => void): ReadonlyTree {
-    if (!this.roots.has(version)) {
-      if (version <= this.prunedTo) throw new IavlError("VERSION_PRUNED", `version ${version} has been pruned`);
-      throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${latest.version})`);
-    }
-    return new RootView(version, this.roots.get(version), MEMORY_SOURCE, memoryValue, alive);
+  view(version: number, alive: () => void): ReadonlyTree {
+    const root = this.roots.get(version);
+    if (root === undefined) throw this.gone(version);
+    // Checked before every read and step: once the version is pruned its nodes may be freed and reused.
+    const guard = (): void => {
+      alive();
+      if (this.roots.get(version) !== root) throw this.gone(version);
+    };
+    return new RootView(version, root, this.src, memoryValue, guard);
+  }
+
+  private gone(version: number): IavlError {
+    if (version <= this.prunedTo) return new IavlError("VERSION_PRUNED", `version ${version} has been pruned`);
+    return new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.latest})`);
   }
 
   versions(): number[] {
@@ -59,22 +78,58 @@ export class MemoryBackend implements Backend {
   }
 
   async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
-    const versions = [...this.roots.keys()];
-    const latest = versions[versions.length - 1] ?? 0;
     const every = opts.keepEvery;
     let pruned = 0;
-    for (const v of versions) {
-      if (v <= upTo && v < latest && (every === undefined || v % every !== 0) && this.roots.delete(v)) {
+    for (const v of [...this.roots.keys()]) {
+      if (v <= upTo && v < this.latest && (every === undefined || v % every !== 0) && this.roots.delete(v)) {
         pruned++;
         this.prunedTo = Math.max(this.prunedTo, v);
       }
     }
+    if (pruned > 0) this.freeOrphans(upTo);
     return { pruned, keptFrom: this.roots.keys().next().value ?? 0, reclaimedBytes: 0, droppedShards: 0 };
+  }
+
+  /** Frees the orphans that no kept version holds any more, among those of versions ≤ `upTo` + 1. */
+  private freeOrphans(upTo: number): void {
+    const kept = [...this.roots.keys()]; // ascending: versions are committed in order
+    const t = this.t;
+    for (const [v, list] of this.orphans) {
+      if (v > upTo + 1) break; // later lists are held by version v − 1, which is kept
+      // The newest kept version before v: a node of this list is held while its version is at most that.
+      const holder = newestBefore(kept, v);
+      if (holder === 0) {
+        // No kept version before v: nothing holds any of them (the usual case, pruning all but the latest).
+        for (let k = 0; k < list.length; k++) t.retire(list[k]!);
+        this.orphans.delete(v);
+        continue;
+      }
+      const left = list.filter((n) => {
+        if (t.version(n) <= holder) return true;
+        t.retire(n);
+        return false;
+      });
+      if (left.length === 0) this.orphans.delete(v);
+      else this.orphans.set(v, left);
+    }
   }
 
   async flush(): Promise<void> {}
 
   close(): void {
     this.roots.clear();
+    this.orphans.clear();
   }
+}
+
+/** The greatest element of ascending `xs` below `v`, or 0. */
+function newestBefore(xs: readonly number[], v: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (xs[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === 0 ? 0 : xs[lo - 1]!;
 }

@@ -100,12 +100,12 @@ export class StoreBackend implements Backend {
     this.autoPrune(c.version);
   }
 
-  view(version: number, latest: Latest, alive: () => void): ReadonlyTree {
-    return this.set.view(version, latest, alive);
+  view(version: number, alive: () => void): ReadonlyTree {
+    return this.set.view(version, alive);
   }
 
-  changes(version: number, latest: Latest, alive: () => void): Iterable<KeyChange> {
-    return this.set.changes(version, latest, alive);
+  changes(version: number, alive: () => void): Iterable<KeyChange> {
+    return this.set.changes(version, alive);
   }
 
   versions(): number[] {

@@ -6,12 +6,12 @@ import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkIterable, checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
 import { latin1, latin1Bytes } from "../base/bytes.js";
-import { digestBytes, EMPTY_DIGEST, type Digest } from "../base/hash.js";
+import { digestBytes, type Digest } from "../base/hash.js";
 import { checkVersionRange, type VersionChange } from "../tree/diff.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { iterateLeaves, type IterateOptions } from "../tree/iterate.js";
 import { Mutator } from "../tree/mutate.js";
-import { hashNode, Node } from "../tree/node.js";
+import { NONE, rootDigest } from "../tree/node.js";
 import type { CommitmentProof } from "../tree/proof.js";
 import { findLeaf } from "../tree/read.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
@@ -43,8 +43,9 @@ export interface CommitResult {
  * root hash equals cosmos/iavl's for the same operations.
  */
 export class Tree {
-  private working: Node | undefined;
-  private committed: Node | undefined;
+  /** The roots of the working state and of the last committed version (NONE: empty). */
+  private working: number;
+  private committed: number;
   private lastVersion: number;
   private readonly mutator: Mutator;
   private closed = false;
@@ -129,13 +130,13 @@ export class Tree {
   /** Root hash of the last committed version (the empty hash before the first commit). */
   get hash(): Uint8Array {
     this.open();
-    return digestBytes(this.committed === undefined ? EMPTY_DIGEST : hashNode(this.committed, this.backend.src));
+    return digestBytes(rootDigest(this.backend.src, this.committed));
   }
 
   /** Number of keys in the last committed version. */
   get size(): number {
     this.open();
-    return this.committed?.size ?? 0;
+    return this.committed === NONE ? 0 : this.backend.src.t.size(this.committed);
   }
 
   /** Sets `key` to `value` in the working state. */
@@ -145,10 +146,10 @@ export class Tree {
     checkValue(value);
     // Copies, so that a caller reusing its buffers cannot change what was set (the key's string is one).
     const id = latin1(key);
-    const leaf = Node.leaf(id, this.backend.copyValue(value), this.mutator.version);
-    const r = this.mutator.setLeaf(this.working, leaf);
-    this.working = r.root;
-    if (this.backend.logsOps) this.log.set(new Uint8Array(key), id, leaf, r.updated);
+    const copy = this.backend.copyValue(value);
+    const leaf = this.backend.src.t.leaf(id, copy, this.mutator.version);
+    this.working = this.mutator.setLeaf(this.working, leaf);
+    if (this.backend.logsOps) this.log.set(new Uint8Array(key), id, leaf, copy, this.mutator.updated);
     this.generation++;
   }
 
@@ -157,7 +158,10 @@ export class Tree {
     this.open();
     checkKey(key);
     // Copies: the tree's own arrays (a value still waiting to be written, say) must not change through the result.
-    if (!this.backend.logsOps) return findLeaf(this.working, latin1(key), this.backend.src)?.value?.slice();
+    if (!this.backend.logsOps) {
+      const leaf = findLeaf(this.working, latin1(key), this.backend.src);
+      return leaf === NONE ? undefined : this.backend.src.t.value(leaf)?.slice();
+    }
     const c = this.log.changes.size > 0 ? this.log.change(key) : undefined;
     if (c !== undefined) return c.value?.slice();
     return this.backend.committedValue(key);
@@ -173,9 +177,9 @@ export class Tree {
     this.open();
     checkKey(key);
     const id = latin1(key);
-    const r = this.mutator.remove(this.working, id);
-    if (r.value === undefined) return false;
-    this.working = r.root;
+    const root = this.mutator.remove(this.working, id);
+    if (!this.mutator.found) return false;
+    this.working = root;
     if (this.backend.logsOps) this.log.remove(new Uint8Array(key), id);
     this.generation++;
     return true;
@@ -189,10 +193,13 @@ export class Tree {
     this.open();
     checkIterateOptions(opts);
     const gen = this.generation;
-    for (const leaf of iterateLeaves(this.working, opts, this.backend.src)) {
+    const resume = (): void => {
       this.open();
       if (gen !== this.generation) throw new IavlError("CONCURRENT_MODIFICATION", "the working tree changed during iteration");
-      yield [latin1Bytes(leaf.key), (leaf.value ?? this.backend.valueOf(leaf)).slice()];
+    };
+    const t = this.backend.src.t;
+    for (const leaf of iterateLeaves(this.working, opts, this.backend.src, resume)) {
+      yield [latin1Bytes(t.key(leaf)), (t.value(leaf) ?? this.backend.valueOf(t, leaf)).slice()];
     }
   }
 
@@ -203,7 +210,7 @@ export class Tree {
   }
 
   private workingDigest(): Digest {
-    return this.working === undefined ? EMPTY_DIGEST : hashNode(this.working, this.backend.src);
+    return rootDigest(this.backend.src, this.working);
   }
 
   /** Commits the working state as the next version. Nothing changes when the store refuses the write. */
@@ -211,7 +218,8 @@ export class Tree {
     this.open();
     const version = this.mutator.version;
     const hash = this.workingDigest();
-    this.backend.commit({ version, root: this.working, hash, log: this.log });
+    this.backend.commit({ version, root: this.working, hash, log: this.log, orphans: this.mutator.orphans });
+    this.mutator.takeOrphans(); // the backend's now
     this.committed = this.working;
     this.lastVersion = version;
     this.mutator.version = version + 1;
@@ -227,7 +235,7 @@ export class Tree {
     if (version > this.lastVersion) {
       throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.lastVersion})`);
     }
-    return this.backend.view(version, { version: this.lastVersion, root: this.committed }, () => this.open());
+    return this.backend.view(version, () => this.open());
   }
 
   /**
@@ -242,7 +250,7 @@ export class Tree {
     checkVersionRange(from, to);
     if (to > this.lastVersion) throw new IavlError("VERSION_NOT_FOUND", `version ${to} was never committed (latest is ${this.lastVersion})`);
     for (let v = from; v <= to; v++) {
-      for (const c of this.backend.changes(v, { version: this.lastVersion, root: this.committed }, () => this.open())) {
+      for (const c of this.backend.changes(v, () => this.open())) {
         yield { version: v, key: c.key, value: c.value };
       }
     }
@@ -289,8 +297,8 @@ export class Tree {
     if (this.closed) return;
     this.closed = true;
     this.generation++;
-    this.working = undefined;
-    this.committed = undefined;
+    this.working = NONE;
+    this.committed = NONE;
     this.backend.close();
   }
 

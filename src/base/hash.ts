@@ -85,3 +85,28 @@ export function innerHash(height: number, size: number, version: number, left: D
   p = putDigest(buf, p, left);
   return digest(putDigest(buf, p, right));
 }
+
+/** {@link innerHash} of children whose hashes are the 32 bytes at `lo` and `ro` of `from` (a node slab). */
+export function innerHashOf(height: number, size: number, version: number, from: Uint8Array, lo: number, ro: number): Digest {
+  const buf = room(100);
+  let p = smallVarint(buf, 0, height);
+  p = smallVarint(buf, p, size);
+  p = smallVarint(buf, p, version);
+  buf[p] = 32;
+  for (let i = 0; i < 32; i++) buf[p + 1 + i] = from[lo + i]!;
+  buf[p + 33] = 32;
+  for (let i = 0; i < 32; i++) buf[p + 34 + i] = from[ro + i]!;
+  return digest(p + 66);
+}
+
+/** {@link putVarint} of a non-negative `n`, with integer arithmetic while it fits in 30 bits (heights, most sizes and versions). */
+function smallVarint(buf: Uint8Array, p: number, n: number): number {
+  if (n >= 0x40000000) return putVarint(buf, p, n);
+  let z = n << 1; // zig-zag of a non-negative number
+  while (z >= 0x80) {
+    buf[p++] = (z & 0x7f) | 0x80;
+    z >>>= 7;
+  }
+  buf[p++] = z;
+  return p;
+}

@@ -3,7 +3,7 @@
  * (version, sequence) given here.
  * @module
  */
-import type { Node } from "../tree/node.js";
+import { NONE, type NodeTable } from "../tree/node.js";
 import type { BranchRow, BranchRows } from "../sqlite/rows.js";
 import { branchRow } from "./node-rows.js";
 
@@ -22,35 +22,39 @@ export interface CheckpointBatch {
  * Numbers every unstored branch under `root` (children before parents, so each row can name its children) and
  * returns their rows. A stored node's subtree is all stored, so the walk never enters one.
  */
-export function collectDirty(root: Node | undefined): CheckpointBatch {
-  const numbered: Node[] = [];
+export function collectDirty(t: NodeTable, root: number): CheckpointBatch {
+  const numbered: number[] = [];
   let bytes = 0;
   const next = new Map<number, number>();
   const undo = (): void => {
-    for (const n of numbered) n.seq = 0;
+    for (const n of numbered) t.setSeq(n, 0);
   };
-  if (root !== undefined && root.seq === 0 && root.height > 0) {
-    const stack: Array<[Node, boolean]> = [[root, false]];
+  const dirty = (n: number): boolean => n !== NONE && t.seq(n) === 0;
+  if (dirty(root) && t.height(root) > 0) {
+    const stack: number[] = [root];
+    const childrenDone: boolean[] = [false];
     while (stack.length > 0) {
-      const [n, childrenDone] = stack.pop()!;
-      if (!childrenDone) {
-        stack.push([n, true]);
-        if (n.right !== undefined && n.right.seq === 0) stack.push([n.right, false]);
-        if (n.left !== undefined && n.left.seq === 0) stack.push([n.left, false]);
+      const n = stack.pop()!;
+      if (!childrenDone.pop()) {
+        stack.push(n);
+        childrenDone.push(true);
+        if (dirty(t.right(n))) stack.push(t.right(n)), childrenDone.push(false);
+        if (dirty(t.left(n))) stack.push(t.left(n)), childrenDone.push(false);
         continue;
       }
-      const seq = (next.get(n.version) ?? 0) + 1;
-      next.set(n.version, seq);
-      n.seq = seq;
+      const version = t.version(n);
+      const seq = (next.get(version) ?? 0) + 1;
+      next.set(version, seq);
+      t.setSeq(n, seq);
       numbered.push(n);
-      bytes += n.key.length + 32; // a ByteString has a char per byte; a hash has 32
+      bytes += t.key(n).length + 32; // a ByteString has a char per byte; a hash has 32
     }
   }
   const rows: BranchRows = {
     count: numbered.length,
     bytes,
     *[Symbol.iterator](): Generator<BranchRow> {
-      for (const n of numbered) yield branchRow(n);
+      for (const n of numbered) yield branchRow(t, n);
     },
   };
   return { rows, undo };

@@ -5,91 +5,99 @@
  */
 import { IavlError } from "../base/errors.js";
 import { sha256, type Digest } from "../base/hash.js";
-import type { Node, NodeSource } from "../tree/node.js";
+import { NONE, NodeTable, type NodeSource } from "../tree/node.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { VersionRow } from "../sqlite/rows.js";
 import { branchNode, leafNode, leafRowId, memorySeq } from "./node-rows.js";
 
-/** A {@link NodeSource} over a store, counting loads so that the owner knows when to evict. */
+/** A {@link NodeSource} over a store, with a node table of its own, counting loads so that the owner knows when to evict. */
 export class StoreSource implements NodeSource {
+  readonly t = new NodeTable({ stored: true });
   /** Nodes loaded since the counter was last reset. */
   loads = 0;
 
   constructor(private readonly store: StoreReader) {}
 
-  left(node: Node): Node {
-    let c = node.left;
-    if (c === undefined) {
-      c = this.load(node.leftVersion, node.leftSeq, node);
-      node.left = c;
+  left(n: number): number {
+    const t = this.t;
+    let c = t.left(n);
+    if (c === NONE) {
+      c = this.load(t.leftVersion(n), t.leftSeq(n), n);
+      t.setLeft(n, c);
     }
     return c;
   }
 
-  right(node: Node): Node {
-    let c = node.right;
-    if (c === undefined) {
-      c = this.load(node.rightVersion, node.rightSeq, node);
-      node.right = c;
+  right(n: number): number {
+    const t = this.t;
+    let c = t.right(n);
+    if (c === NONE) {
+      c = this.load(t.rightVersion(n), t.rightSeq(n), n);
+      t.setRight(n, c);
     }
     return c;
   }
 
-  valueHash(leaf: Node): Digest {
+  valueHash(leaf: number): Digest {
     // Only leaves of the working version lack a stored hash, and they still hold their value.
-    if (leaf.value === undefined) throw new IavlError("CORRUPT", "a leaf has neither a hash nor a value");
-    return sha256(leaf.value);
+    const v = this.t.value(leaf);
+    if (v === undefined) throw new IavlError("CORRUPT", "a leaf has neither a hash nor a value");
+    return sha256(v);
   }
 
-  /** The root of a checkpointed version, or undefined for an empty tree. */
-  root(row: Pick<VersionRow, "rootVersion" | "rootSeq">): Node | undefined {
-    if (row.rootVersion === null || row.rootSeq === null) return undefined;
+  /** The root of a checkpointed version, or {@link NONE} for an empty tree. */
+  root(row: Pick<VersionRow, "rootVersion" | "rootSeq">): number {
+    if (row.rootVersion === null || row.rootSeq === null) return NONE;
     return this.load(row.rootVersion, memorySeq(row.rootSeq));
   }
 
   /** Loads one node by its node key, `seq` in its in-memory form (0: the parent names no stored child). */
-  load(version: number, seq: number, parent?: Node): Node {
-    if (seq === 0) throw new IavlError("CORRUPT", `node ${parent?.version}/${parent?.seq} has a child neither in memory nor in storage`);
+  private load(version: number, seq: number, parent?: number): number {
+    if (seq === 0) {
+      const at = parent === undefined ? "a root" : `node ${this.t.version(parent)}/${this.t.seq(parent)}`;
+      throw new IavlError("CORRUPT", `${at} has a child neither in memory nor in storage`);
+    }
     this.loads++;
     if (seq < 0) {
       const leaf = this.store.leaf(version, leafRowId(seq));
-      if (leaf !== undefined) return leafNode(leaf);
+      if (leaf !== undefined) return leafNode(this.t, leaf);
     } else {
       const branch = this.store.branch(version, seq);
-      if (branch !== undefined) return branchNode(branch);
+      if (branch !== undefined) return branchNode(this.t, branch);
     }
     throw new IavlError("CORRUPT", `node ${version}/${seq} is missing from the store`);
   }
 }
 
 /**
- * Unlinks every clean (stored) node deeper than `keepDepth` from its parent, keeping only its node key, so that it
- * can be garbage-collected and loaded again when next needed. Dirty nodes are never evicted. Returns how many
- * nodes stay resident.
+ * Unlinks every clean (stored) node deeper than `keepDepth` from its parent, keeping only its node key, and frees
+ * it with everything of it in memory, to be loaded again when next needed. Dirty nodes are never evicted (a stored
+ * node's subtree is all stored, so nothing dirty goes with it). Returns how many nodes stay resident.
  */
-export function evict(root: Node | undefined, keepDepth: number): number {
-  if (root === undefined) return 0;
+export function evict(t: NodeTable, root: number, keepDepth: number): number {
+  if (root === NONE) return 0;
   let resident = 0;
-  const stack: Array<[Node, number]> = [[root, 0]];
+  const stack: number[] = [root];
+  const depths: number[] = [0];
   while (stack.length > 0) {
-    const [n, depth] = stack.pop()!;
+    const n = stack.pop()!;
+    const depth = depths.pop()!;
     resident++;
-    if (n.height === 0) continue;
-    const l = n.left;
-    const r = n.right;
-    if (l !== undefined) {
-      if (depth >= keepDepth && l.seq !== 0) {
-        n.leftVersion = l.version;
-        n.leftSeq = l.seq;
-        n.left = undefined;
-      } else stack.push([l, depth + 1]);
+    if (t.height(n) === 0) continue;
+    t.ownKey(n); // the leaf it names may be evicted
+    const l = t.left(n);
+    const r = t.right(n);
+    if (l !== NONE) {
+      if (depth >= keepDepth && t.seq(l) !== 0) {
+        t.linkLeft(n, t.version(l), t.seq(l));
+        t.retireTree(l);
+      } else stack.push(l), depths.push(depth + 1);
     }
-    if (r !== undefined) {
-      if (depth >= keepDepth && r.seq !== 0) {
-        n.rightVersion = r.version;
-        n.rightSeq = r.seq;
-        n.right = undefined;
-      } else stack.push([r, depth + 1]);
+    if (r !== NONE) {
+      if (depth >= keepDepth && t.seq(r) !== 0) {
+        t.linkRight(n, t.version(r), t.seq(r));
+        t.retireTree(r);
+      } else stack.push(r), depths.push(depth + 1);
     }
   }
   return resident;

@@ -144,7 +144,7 @@ export class ReadOnlyStore implements ReadonlyTree {
   }
 
   private view(start: ReadStart): StoreView {
-    return new StoreView(this.store, start, () => ({ root: this.trees.root(start.row), src: this.trees.src }), () => this.open());
+    return new StoreView(this.store, start, () => this.trees.tree(start.row), () => this.open());
   }
 
   private open(): void {

@@ -7,7 +7,7 @@ import { IavlError } from "../base/errors.js";
 import { equalBytes, latin1Bytes, toHex } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../base/hash.js";
 import { Mutator } from "../tree/mutate.js";
-import { hashNode, type Node } from "../tree/node.js";
+import { NONE, rootDigest } from "../tree/node.js";
 import type { VersionRow } from "../sqlite/rows.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import { rowCount } from "../sqlite/version-ops.js";
@@ -16,22 +16,23 @@ import { replayVersion } from "./replay.js";
 
 /**
  * The tree of `row`'s version; throws `CORRUPT` when it does not reach the recorded hash. With `after` (the tree of
- * an older version, no older than the replay base), only the versions after it are replayed, on top of it.
+ * an older version in `src`'s table, no older than the replay base), only the versions after it are replayed, on top
+ * of it. The nodes the replay replaced are freed: the older trees it went through are not kept.
  */
-export function rebuildVersion(store: StoreReader, src: StoreSource, row: VersionRow, after?: { version: number; root: Node | undefined }): Node | undefined {
+export function rebuildVersion(store: StoreReader, src: StoreSource, row: VersionRow, after?: { version: number; root: number }): number {
   if (row.checkpoint) {
     const root = src.root(row);
     checkRoot(store, src, root, row);
     return root;
   }
-  let root: Node | undefined;
+  let root: number;
   let from: number;
   if (after !== undefined) {
     root = after.root;
     from = after.version + 1;
   } else {
     const base = store.replayBase(row.version);
-    root = base === undefined ? undefined : src.root(base);
+    root = base === undefined ? NONE : src.root(base);
     from = base === undefined ? store.firstVersion() : base.version + 1;
   }
   const m = new Mutator(from, src);
@@ -40,10 +41,11 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
     if (vo === undefined) throw new IavlError("CORRUPT", `the operations of version ${v}, which version ${row.version} replays, are missing`);
     root = replayVersion(m, root, v, vo, store.leafHashes(vo.firstLeaf, rowCount(vo.ops)));
   }
-  const h = root === undefined ? EMPTY_DIGEST : hashNode(root, src);
+  const h = rootDigest(src, root);
   if (h !== toDigest(row.hash)) {
     throw new IavlError("CORRUPT", `replaying to version ${row.version} gives root ${toHex(digestBytes(h))}, but the store recorded ${toHex(row.hash)}`);
   }
+  for (const n of m.takeOrphans()) src.t.retire(n);
   return root;
 }
 
@@ -52,13 +54,18 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
  * hashes (or, for a one-key tree, from its value), so that a damaged root row is found when it is loaded, not when
  * the next commit publishes a root hash built on it.
  */
-function checkRoot(store: StoreReader, src: StoreSource, root: Node | undefined, row: VersionRow): void {
+function checkRoot(store: StoreReader, src: StoreSource, root: number, row: VersionRow): void {
+  const t = src.t;
   let got: Digest;
-  if (root === undefined) got = EMPTY_DIGEST;
-  else if (root.height === 0) got = leafHash(root.key, sha256(store.valueAt(latin1Bytes(root.key), root.version) ?? new Uint8Array(0)), root.version);
-  else got = innerHash(root.height, root.size, root.version, hashNode(src.left(root), src), hashNode(src.right(root), src));
+  if (root === NONE) got = EMPTY_DIGEST;
+  else if (t.height(root) === 0) got = leafHash(t.key(root), sha256(store.valueAt(latin1Bytes(t.key(root)), t.version(root)) ?? new Uint8Array(0)), t.version(root));
+  else {
+    const l = src.left(root);
+    const r = src.right(root);
+    got = innerHash(t.height(root), t.size(root), t.version(root), rootDigest(src, l), rootDigest(src, r));
+  }
   const recorded = toDigest(row.hash);
-  if (got !== recorded || (root?.hash !== undefined && root.hash !== recorded)) {
+  if (got !== recorded || (root !== NONE && t.hashed(root) && t.digest(root) !== recorded)) {
     throw new IavlError("CORRUPT", `the stored root of version ${row.version} hashes to ${toHex(digestBytes(got))}, but the store recorded ${toHex(row.hash)}`);
   }
 }
@@ -66,15 +73,22 @@ function checkRoot(store: StoreReader, src: StoreSource, root: Node | undefined,
 /** Nodes a rebuilt tree may load before it is dropped and rebuilt on demand, so that a long-lived reader stays bounded. */
 const MAX_LOADS = 500_000;
 
+/** A version's tree and the source that loads its nodes. */
+export interface VersionTree {
+  root: number;
+  src: StoreSource;
+}
+
 /**
  * The trees of historic versions, rebuilt on demand and the last one kept: a proof of an old version pays for its
- * replay once, and the kept tree is dropped once it has loaded {@link MAX_LOADS} nodes. It has a node source of its
- * own, so its nodes never mix with a writer's working set.
+ * replay once, and the kept tree is dropped once it has loaded {@link MAX_LOADS} nodes. A tree rebuilt from its
+ * replay base gets a node table of its own, so its nodes never mix with a writer's working set, and a walk still
+ * going over the tree it replaced keeps that one whole.
  */
 export class RebuiltTrees {
-  readonly src: StoreSource;
+  private src: StoreSource;
   /** The kept tree, and the rollbacks the store had recorded when it was built (one since may have replaced it). */
-  private last: { row: VersionRow; root: Node | undefined; rollbacks: number } | undefined;
+  private last: { row: VersionRow; root: number; rollbacks: number } | undefined;
 
   constructor(private readonly store: StoreReader) {
     this.src = new StoreSource(store);
@@ -84,27 +98,27 @@ export class RebuiltTrees {
    * The tree of `row`'s version. A reader that follows new versions asks for each in turn: the kept tree then only
    * has the versions since it replayed on top of it, not every version since the checkpoint.
    */
-  root(row: VersionRow): Node | undefined {
+  tree(row: VersionRow): VersionTree {
     const last = this.last;
     if (last !== undefined && this.src.loads < MAX_LOADS) {
       // The hash too: after a rollback, the same version number may name another tree.
-      if (last.row.version === row.version && equalBytes(last.row.hash, row.hash)) return last.root;
+      if (last.row.version === row.version && equalBytes(last.row.hash, row.hash)) return { root: last.root, src: this.src };
       if (last.row.version < row.version && !row.checkpoint && this.canReplayOn(last, row)) {
         try {
           const root = rebuildVersion(this.store, this.src, row, { version: last.row.version, root: last.root });
           this.last = { row, root, rollbacks: last.rollbacks };
-          return root;
+          return { root, src: this.src };
         } catch {
           // Whatever went wrong on top of the kept tree, a replay from the checkpoint settles it.
         }
       }
     }
     this.last = undefined;
-    this.src.loads = 0;
+    this.src = new StoreSource(this.store);
     const rollbacks = this.store.rollbacks();
     const root = rebuildVersion(this.store, this.src, row);
     this.last = { row, root, rollbacks };
-    return root;
+    return { root, src: this.src };
   }
 
   /** True when no rollback replaced the kept tree and the operations of the versions after it are still stored. */
@@ -115,5 +129,6 @@ export class RebuiltTrees {
   /** Drops the kept tree. */
   clear(): void {
     this.last = undefined;
+    this.src = new StoreSource(this.store);
   }
 }

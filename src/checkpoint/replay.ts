@@ -6,34 +6,36 @@
  */
 import { IavlError } from "../base/errors.js";
 import { latin1 } from "../base/bytes.js";
-import { toDigest } from "../base/hash.js";
 import type { Mutator } from "../tree/mutate.js";
-import { Node } from "../tree/node.js";
 import { leafKeySeq } from "./node-rows.js";
 import type { VersionOps } from "../sqlite/store-reader.js";
 
 const NO_VALUE = new Uint8Array(0);
 
 /** Applies the operations of `version` to `root` and returns the new root; `hashes` are its leaves rows' hashes by id. */
-export function replayVersion(mutator: Mutator, root: Node | undefined, version: number, vo: VersionOps, hashes: Map<number, Uint8Array>): Node | undefined {
+export function replayVersion(mutator: Mutator, root: number, version: number, vo: VersionOps, hashes: Map<number, Uint8Array>): number {
+  const t = mutator.table;
   mutator.version = version;
   for (const op of vo.ops) {
     const row = op.row === undefined ? undefined : vo.firstLeaf + op.row;
+    const key = latin1(op.key);
     if (!op.set) {
-      const r = mutator.remove(root, latin1(op.key));
-      if (r.value === undefined) throw new IavlError("CORRUPT", `the operations of version ${version} remove a key that is absent`);
-      root = r.root;
+      root = mutator.remove(root, key);
+      if (!mutator.found) throw new IavlError("CORRUPT", `the operations of version ${version} remove a key that is absent`);
       continue;
     }
     // A set that is not its key's last is replaced or removed later in the version: its value never reaches a hash.
-    const leaf = new Node(latin1(op.key), row === undefined ? NO_VALUE : undefined, version, 0, 1);
+    let hash: Uint8Array | undefined;
     if (row !== undefined) {
-      const hash = hashes.get(row);
+      hash = hashes.get(row);
       if (hash === undefined) throw new IavlError("CORRUPT", `the leaf of version ${version} in leaves row ${row} is missing`);
-      leaf.hash = toDigest(hash);
-      leaf.seq = leafKeySeq(row);
     }
-    root = mutator.setLeaf(root, leaf).root;
+    const leaf = t.leaf(key, row === undefined ? NO_VALUE : undefined, version);
+    if (row !== undefined) {
+      t.setHashBytes(leaf, hash!);
+      t.setSeq(leaf, leafKeySeq(row));
+    }
+    root = mutator.setLeaf(root, leaf);
   }
   return root;
 }

@@ -10,34 +10,29 @@ import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } fr
 import type { KeyChange } from "../tree/diff.js";
 import type { ExportNode } from "../tree/export-node.js";
 import type { IterateOptions } from "../tree/iterate.js";
-import { hashNode, type Node } from "../tree/node.js";
+import { pinnedWalk } from "../tree/node-table.js";
+import { NONE, rootDigest } from "../tree/node.js";
 import { createProof, type CommitmentProof, type ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { VersionRow } from "../sqlite/rows.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
-import type { StoreSource } from "./node-source.js";
 import { leafSource } from "./leaf-stream.js";
+import type { VersionTree } from "./rebuild.js";
 import { walkVersion } from "./version-walk.js";
 
 /** The value of a stored leaf: its own value row. */
 export function storedValue(store: StoreReader): ValueOf {
-  return (leaf) => {
-    if (leaf.value !== undefined) return leaf.value;
-    const v = store.valueAt(latin1Bytes(leaf.key), leaf.version);
-    if (v === undefined || v === null) throw new IavlError("CORRUPT", `the value of a leaf of version ${leaf.version} is missing`);
+  return (t, leaf) => {
+    const held = t.value(leaf);
+    if (held !== undefined) return held;
+    const v = store.valueAt(latin1Bytes(t.key(leaf)), t.version(leaf));
+    if (v === undefined || v === null) throw new IavlError("CORRUPT", `the value of a leaf of version ${t.version(leaf)} is missing`);
     return v;
   };
 }
 
 /** Rows of a version's changes read at a time. */
 const CHANGES_PAGE = 512;
-
-/** A version's tree and the source that loads its nodes. */
-export interface VersionTree {
-  root: Node | undefined;
-  src: StoreSource;
-}
-
 
 /** A version row, and the count of rollbacks the store had recorded before the row was read. */
 export interface ReadStart {
@@ -155,20 +150,27 @@ export class StoreView implements ReadonlyTree {
     checkKey(key);
     return this.read(() => {
       const { root, src } = this.tree();
-      const h = root === undefined ? undefined : hashNode(root, src);
-      if (h !== undefined && h !== toDigest(this.row.hash)) {
+      if (root !== NONE && rootDigest(src, root) !== toDigest(this.row.hash)) {
         throw new IavlError("CORRUPT", `the rebuilt tree of version ${this.row.version} does not match its stored hash`);
       }
       return createProof(root, key, src, storedValue(this.store));
     });
   }
 
-  /** The version's nodes in post-order, read in batches (version-walk.ts), each batch's reads checked whole. */
-  private *walk(withHashes: boolean): Generator<StoredNode> {
-    const { root } = this.read(() => this.tree());
+  /**
+   * The version's nodes in post-order, read in batches (version-walk.ts), each batch's reads checked whole. The tree's
+   * table is pinned while the walk is open: the part of the tree not yet stored is walked in memory, and its owner may
+   * go on committing meanwhile.
+   */
+  private walk(withHashes: boolean): IterableIterator<StoredNode> {
+    const tree = this.read(() => this.tree());
+    return pinnedWalk(tree.src.t, () => this.walkTree(tree, withHashes));
+  }
+
+  private *walkTree({ root, src }: VersionTree, withHashes: boolean): Generator<StoredNode> {
     const leaves = leafSource(this.store, this.store.db.name, this.row.version, this.since, this.row.size, this.read);
     try {
-      for (const batch of walkVersion(root, this.store, leaves, this.read, withHashes)) {
+      for (const batch of walkVersion(src.t, root, this.store, leaves, this.read, withHashes)) {
         this.alive();
         yield* batch;
       }

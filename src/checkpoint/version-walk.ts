@@ -9,90 +9,127 @@ import { IavlError } from "../base/errors.js";
 import { latin1Bytes } from "../base/bytes.js";
 import { toDigest } from "../base/hash.js";
 import type { StoredNode } from "../tree/audit.js";
-import { childRef, type Node, type NodeKey } from "../tree/node.js";
+import { NONE, type NodeTable } from "../tree/node.js";
+import type { BranchLinks, BranchRow } from "../sqlite/rows.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { LeafSource } from "./leaf-stream.js";
-import { branchNode, leafRowId, leafStub, linkNode } from "./node-rows.js";
+import { leafRowId, memorySeq } from "./node-rows.js";
 
 /** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
 const SUBTREE_LEVELS = 10;
 
+/**
+ * A node of the walk: a node of the tree in memory (its id), a stored branch (its row: the links alone for an
+ * export, the whole row for an audit), or a stored leaf known by its node key (its row comes with its batch's).
+ */
+type Item = number | BranchLinks | BranchRow | StoredLeaf;
+
+interface StoredLeaf {
+  version: number;
+  /** In its in-memory form: negative. */
+  seq: number;
+}
+
 /** Branches loaded ahead of the walk, by node key. */
 class Prefetched {
-  private readonly byVersion = new Map<number, Map<number, Node>>();
+  private readonly byVersion = new Map<number, Map<number, BranchLinks>>();
 
-  take(ref: NodeKey): Node | undefined {
-    const m = this.byVersion.get(ref.version);
-    const n = m?.get(ref.seq);
-    if (n !== undefined) {
-      m!.delete(ref.seq);
-      if (m!.size === 0) this.byVersion.delete(ref.version);
+  take(version: number, seq: number): BranchLinks | undefined {
+    const m = this.byVersion.get(version);
+    const b = m?.get(seq);
+    if (b !== undefined) {
+      m!.delete(seq);
+      if (m!.size === 0) this.byVersion.delete(version);
     }
-    return n;
+    return b;
   }
 
-  put(n: Node): void {
-    let m = this.byVersion.get(n.version);
-    if (m === undefined) this.byVersion.set(n.version, (m = new Map()));
-    m.set(n.seq, n);
+  put(b: BranchLinks): void {
+    let m = this.byVersion.get(b.version);
+    if (m === undefined) this.byVersion.set(b.version, (m = new Map()));
+    m.set(b.seq, b);
   }
 }
 
 /**
- * Yields the nodes of the tree under `root` in post-order, each with the hash stored for it, in batches of `batch`
- * nodes; `read` runs each batch's reads (and may check afterwards that the version is still whole). Leaves carry
- * their key and value from their rows, which `leaves` gives in key order (the leaves' order in the walk); with
- * `withHashes` their stored hash too (for an audit).
+ * Yields the nodes of the tree under `root` (a node of `t`) in post-order, each with the hash stored for it, in
+ * batches of `batch` nodes; `read` runs each batch's reads (and may check afterwards that the version is still
+ * whole). Leaves carry their key and value from their rows, which `leaves` gives in key order (the leaves' order in
+ * the walk); with `withHashes` their stored hash too (for an audit). The caller keeps `t` pinned while the walk is
+ * open.
  */
 export function* walkVersion(
-  root: Node | undefined,
+  t: NodeTable,
+  root: number,
   store: StoreReader,
   leaves: LeafSource,
   read: <T>(fn: () => T) => T,
   withHashes: boolean,
   batch = 1024,
 ): Generator<StoredNode[]> {
-  if (root === undefined) return;
+  if (root === NONE) return;
   const ahead = new Prefetched();
 
-  /** Loads the branches below `from` (whose children are only known by key) SUBTREE_LEVELS deep. */
-  const prefetch = (from: Node): void => {
+  /** Loads the stored branches below `parent`, SUBTREE_LEVELS deep. */
+  const prefetch = (parent: Item): void => {
     let level: Array<readonly [number, number]> = [];
-    const refs = (n: Node): void => {
-      if (n.leftSeq > 0) level.push([n.leftVersion, n.leftSeq]);
-      if (n.rightSeq > 0) level.push([n.rightVersion, n.rightSeq]);
+    const refs = (b: BranchLinks): void => {
+      if (b.leftSeq > 0) level.push([b.leftVersion, b.leftSeq]);
+      if (b.rightSeq > 0) level.push([b.rightVersion, b.rightSeq]);
     };
-    refs(from);
+    refs(links(parent));
     for (let depth = 0; depth < SUBTREE_LEVELS && level.length > 0; depth++) {
-      const rows = withHashes ? store.branches(level).map(branchNode) : store.branchLinks(level).map(linkNode);
-      if (rows.length !== level.length) throw new IavlError("CORRUPT", `${level.length - rows.length} branches below ${from.version}/${from.seq} are missing from the store`);
+      const rows: BranchLinks[] = (withHashes ? store.branches(level) : store.branchLinks(level)).map(inMemoryForm);
+      if (rows.length !== level.length) throw new IavlError("CORRUPT", `${level.length - rows.length} branches below ${describe(parent)} are missing from the store`);
       level = [];
-      for (const n of rows) {
-        ahead.put(n);
-        if (depth + 1 < SUBTREE_LEVELS) refs(n);
+      for (const b of rows) {
+        ahead.put(b);
+        if (depth + 1 < SUBTREE_LEVELS) refs(b);
       }
     }
   };
 
-  const child = (parent: Node, side: "left" | "right"): Node => {
-    const inMemory = parent[side];
-    if (inMemory !== undefined) return inMemory;
-    const ref = childRef(parent, side === "left");
-    if (ref === undefined) throw new IavlError("CORRUPT", `node ${parent.version}/${parent.seq} has a child neither in memory nor in storage`);
-    if (ref.seq < 0) {
-      return leafStub(ref); // its row is read with its batch's
-    }
-    let n = ahead.take(ref);
-    if (n === undefined) {
-      prefetch(parent);
-      n = ahead.take(ref);
-      if (n === undefined) throw new IavlError("CORRUPT", `node ${ref.version}/${ref.seq} is missing from the store`);
-    }
-    return n;
+  /**
+   * The node keys of `item`'s children that are not in memory (in-memory form; seq 0 for a side in memory), for a
+   * parent of either kind. A node in memory keeps stale links on a side whose child is in memory: they must not be read.
+   */
+  const links = (item: Item): BranchLinks => {
+    if (typeof item !== "number") return item as BranchLinks;
+    const stored = (c: number, seq: number): number => (c === NONE ? seq : 0);
+    return {
+      version: t.version(item),
+      seq: t.seq(item),
+      leftVersion: t.leftVersion(item),
+      leftSeq: stored(t.left(item), t.leftSeq(item)),
+      rightVersion: t.rightVersion(item),
+      rightSeq: stored(t.right(item), t.rightSeq(item)),
+    };
   };
 
+  const child = (parent: Item, left: boolean): Item => {
+    if (typeof parent === "number") {
+      const c = left ? t.left(parent) : t.right(parent);
+      if (c !== NONE) return c;
+    }
+    const l = links(parent);
+    const version = left ? l.leftVersion : l.rightVersion;
+    const seq = left ? l.leftSeq : l.rightSeq;
+    if (seq === 0) throw new IavlError("CORRUPT", `node ${describe(parent)} has a child neither in memory nor in storage`);
+    if (seq < 0) return { version, seq };
+    let b = ahead.take(version, seq);
+    if (b === undefined) {
+      prefetch(parent);
+      b = ahead.take(version, seq);
+      if (b === undefined) throw new IavlError("CORRUPT", `node ${version}/${seq} is missing from the store`);
+    }
+    return b;
+  };
+
+  const isLeaf = (item: Item): boolean => (typeof item === "number" ? t.height(item) === 0 : item.seq < 0);
+  const describe = (item: Item): string => (typeof item === "number" ? `${t.version(item)}/${t.seq(item)}` : `${item.version}/${item.seq}`);
+
   // Parallel stacks: a node, and whether its children were already pushed (so its turn comes after theirs).
-  const nodes: Node[] = [root];
+  const nodes: Item[] = [root];
   const expanded: boolean[] = [false];
   // For each finished subtree whose parent is not yet out: its first key and its height. An export reads only the
   // links of stored branches (their key, hash, height and size are most of a row's cost) and derives key and height
@@ -101,41 +138,52 @@ export function* walkVersion(
   const heights: number[] = [];
   while (nodes.length > 0) {
     const out = read(() => {
-      const got: Node[] = [];
+      const got: Item[] = [];
       while (nodes.length > 0 && got.length < batch) {
         const top = nodes.length - 1;
         const n = nodes[top]!;
-        if (n.height === 0 || expanded[top] === true) {
+        if (isLeaf(n) || expanded[top] === true) {
           nodes.pop();
           expanded.pop();
           got.push(n);
         } else {
           expanded[top] = true;
           // Right first, so that the left subtree is on top and comes out first.
-          nodes.push(child(n, "right"), child(n, "left"));
+          nodes.push(child(n, false), child(n, true));
           expanded.push(false, false);
         }
       }
       return got.map((n): StoredNode => {
-        if (n.height > 0) {
+        const version = typeof n === "number" ? t.version(n) : n.version;
+        if (!isLeaf(n)) {
           const heightRight = heights.pop()!;
           const height = 1 + Math.max(heights.pop()!, heightRight);
           heights.push(height);
           // The key of a branch is the first key of its right subtree; the left subtree's first key is now ours.
           const key = firstKeys.pop()!;
-          if (withHashes) return { node: { key: latin1Bytes(n.key), version: n.version, height: n.height }, storedHash: n.hash };
-          return { node: { key, version: n.version, height }, storedHash: undefined };
+          if (!withHashes) return { node: { key, version, height }, storedHash: undefined };
+          if (typeof n === "number") return { node: { key: latin1Bytes(t.key(n)), version, height: t.height(n) }, storedHash: t.digest(n) };
+          const b = n as BranchRow;
+          return { node: { key: b.key, version, height: b.height }, storedHash: toDigest(b.hash) };
         }
         // The leaves rows of the version and the tree's leaves must be the same, in the same (key) order.
+        const seq = typeof n === "number" ? t.seq(n) : n.seq;
         const row = leaves.next();
-        if (row === undefined || row.id !== leafRowId(n.seq) || row.version !== n.version || row.hash === null || row.value === null) {
-          throw new IavlError("CORRUPT", `the leaves of version ${n.version === row?.version ? n.version : "?"} disagree with the tree at leaf ${n.version}/${n.seq}`);
+        if (row === undefined || row.id !== leafRowId(seq) || row.version !== version || row.hash === null || row.value === null) {
+          throw new IavlError("CORRUPT", `the leaves of version ${version === row?.version ? version : "?"} disagree with the tree at leaf ${version}/${seq}`);
         }
         firstKeys.push(row.key);
         heights.push(0);
-        return { node: { key: row.key, value: row.value, version: n.version, height: 0 }, storedHash: withHashes ? toDigest(row.hash) : undefined };
+        return { node: { key: row.key, value: row.value, version, height: 0 }, storedHash: withHashes ? toDigest(row.hash) : undefined };
       });
     });
     yield out;
   }
+}
+
+/** A branch row with its children's sequences in their in-memory form. */
+function inMemoryForm<T extends BranchLinks>(b: T): T {
+  b.leftSeq = memorySeq(b.leftSeq);
+  b.rightSeq = memorySeq(b.rightSeq);
+  return b;
 }

@@ -4,7 +4,7 @@
  * budget; reopening loads the last checkpoint and replays the log since, checking the root hash.
  * @module
  */
-import type { Node } from "../tree/node.js";
+import { NONE, type NodeTable } from "../tree/node.js";
 import type { ValueOf } from "../tree/proof.js";
 import type { KeyChange } from "../tree/diff.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
@@ -19,18 +19,18 @@ import { StoreWriter } from "../sqlite/store-writer.js";
 import { collectDirty, NO_BRANCHES } from "./checkpoint.js";
 import { leafKeySeq, storedSeq } from "./node-rows.js";
 import { evict, StoreSource } from "./node-source.js";
-import { RebuiltTrees, rebuildVersion } from "./rebuild.js";
-import { startRead, storedValue, StoreView, type VersionTree } from "./store-view.js";
+import { RebuiltTrees, rebuildVersion, type VersionTree } from "./rebuild.js";
+import { startRead, storedValue, StoreView } from "./store-view.js";
 import { boundWal } from "../sqlite/wal.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
 
 /**
- * Memory a resident node costs, to turn the memory budget into a node count: its heap (object, key string, hash
- * string; ~220 B made in memory, ~260 B loaded from storage, after a full collection) and its share of the garbage
- * and headroom a collecting heap carries. Was 600 while keys were Uint8Arrays and node keys objects (~420 B loaded).
+ * Memory a resident node costs, to turn the memory budget into a node count: its 128-byte record in the node table,
+ * its share of a key string (a leaf's, ~72 B for a 56-byte key, shared by the branch that names it), two array slots,
+ * and the table's room to grow (up to half its size again).
  */
-const NODE_BYTES = 450;
+const NODE_BYTES = 200;
 
 /** How a working set writes and how much memory it may use. */
 export interface WorkingSetOptions {
@@ -48,7 +48,8 @@ export interface WorkingSetOptions {
 /** The latest committed version as the tree holds it. */
 export interface Latest {
   version: number;
-  root: Node | undefined;
+  /** Its root (NONE: empty). */
+  root: number;
 }
 
 /** The working set of one writer over its store file. */
@@ -57,6 +58,9 @@ export class WorkingSet {
   readonly valueOf: ValueOf;
   /** The last committed version at open (0 for none) and its root. */
   readonly opened: Latest;
+  /** The last committed version, whose tree is the live one. */
+  private live: Latest;
+  private readonly t: NodeTable;
   private readonly store: StoreWriter;
   private readonly trees: RebuiltTrees;
   private lastCheckpoint = 0;
@@ -81,6 +85,7 @@ export class WorkingSet {
   ) {
     this.store = new StoreWriter(db);
     this.src = new StoreSource(this.store);
+    this.t = this.src.t;
     this.trees = new RebuiltTrees(this.store);
     this.valueOf = storedValue(this.store);
     this.budgetNodes = Math.floor((options.memoryBudgetMiB * 1024 * 1024) / NODE_BYTES);
@@ -89,6 +94,7 @@ export class WorkingSet {
     this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)) - 1);
     this.nextLeaf = this.store.nextLeafId();
     this.opened = this.load();
+    this.live = this.opened;
     this.wal = new WalCheckpointer(file, options.busyTimeoutMs);
     // Values in flight to the writer thread count against the memory budget: a quarter of it at most.
     const inFlight = (options.memoryBudgetMiB * 2 ** 20) / 4;
@@ -98,11 +104,11 @@ export class WorkingSet {
   /** Reopen: the last checkpoint, then the log since, checked against the stored root hash. */
   private load(): Latest {
     const latest = this.store.latest();
-    if (latest === undefined) return { version: 0, root: undefined };
+    if (latest === undefined) return { version: 0, root: NONE };
     this.lastCheckpoint = this.store.replayBase(latest.version)?.version ?? 0;
     const root = rebuildVersion(this.store, this.src, latest);
     this.residentEstimate = this.budgetNodes; // unknown after a replay: sweep at the first commit
-    this.size = root?.size ?? 0;
+    this.size = root === NONE ? 0 : this.t.size(root);
     return { version: latest.version, root };
   }
 
@@ -124,24 +130,27 @@ export class WorkingSet {
   /** Persists a version; throws with nothing changed when it cannot. */
   commit(c: CommitInput): void {
     const { ops, changes } = c.log;
+    const t = this.t;
     // One leaves row per key the version changed (set, or removed having been there before it), in key order, so
     // that the version's changes read back in key order from consecutive ids; a set's leaf takes its row's id.
     const firstLeaf = this.nextLeaf;
-    const changed = ops.filter((op) => op.last && (op.leaf !== undefined || op.existed)).map((op) => ({ op, id: keyId(op.key) }));
+    const changed = ops.filter((op) => op.last && (op.leaf !== NONE || op.existed)).map((op) => ({ op, id: keyId(op.key) }));
     changed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const rowOf = new Map<Op, number>();
     const leaves: LeafWrite[] = [];
-    const finals: Node[] = [];
+    const finals: number[] = [];
     changed.forEach(({ op }, row) => {
       rowOf.set(op, row);
       const leaf = op.leaf;
-      if (leaf !== undefined) {
-        leaf.seq = leafKeySeq(firstLeaf + row);
-        finals.push(leaf);
+      if (leaf === NONE) {
+        leaves.push({ id: firstLeaf + row, key: op.key, hash: null, value: null });
+        return;
       }
-      leaves.push({ id: firstLeaf + row, key: op.key, hash: leaf?.hash === undefined ? null : digestBytes(leaf.hash), value: leaf?.value ?? null });
+      t.setSeq(leaf, leafKeySeq(firstLeaf + row));
+      finals.push(leaf);
+      leaves.push({ id: firstLeaf + row, key: op.key, hash: t.hashBytes(leaf), value: t.value(leaf) ?? null });
     });
-    const packed: PackedOp[] = ops.map((op) => ({ key: op.key, set: op.leaf !== undefined, row: rowOf.get(op) }));
+    const packed: PackedOp[] = ops.map((op) => ({ key: op.key, set: op.leaf !== NONE, row: rowOf.get(op) }));
     const every = this.options.snapshotEvery;
     // Snapshots kept by keepEvery are checkpoints, so that their trees stay whole after the versions around them go.
     const checkpoint =
@@ -149,15 +158,15 @@ export class WorkingSet {
     const root = c.root;
     let batch: ReturnType<typeof collectDirty> | undefined;
     try {
-      batch = checkpoint ? collectDirty(root) : undefined;
+      batch = checkpoint ? collectDirty(t, root) : undefined;
       const write: VersionWrite = {
         version: {
           version: c.version,
           hash: digestBytes(c.hash),
-          size: root?.size ?? 0,
+          size: root === NONE ? 0 : t.size(root),
           checkpoint,
-          rootVersion: checkpoint && root !== undefined ? root.version : null,
-          rootSeq: checkpoint && root !== undefined ? storedSeq(root.seq) : null,
+          rootVersion: checkpoint && root !== NONE ? t.version(root) : null,
+          rootSeq: checkpoint && root !== NONE ? storedSeq(t.seq(root)) : null,
           ops: ops.length,
           firstLeaf,
           leafRows: leaves.length,
@@ -172,8 +181,13 @@ export class WorkingSet {
       // Captures the version number, not `c`: with async, a closure holding `c` would keep the version's whole tree
       // and log alive until it lands.
       const version = c.version;
+      // A leaf replaced and freed before its version landed may have lent its id to another node: its sequence, a
+      // leaves row id, tells.
+      const seqs = finals.map((n) => t.seq(n));
       const written = (): void => {
-        for (const leaf of finals) leaf.value = undefined;
+        finals.forEach((n, i) => {
+          if (t.seq(n) === seqs[i]) t.setValue(n, undefined);
+        });
         this.arena.release(version);
       };
       // Sealed before the write: a commit that fails is retried at the same version, which releases these too.
@@ -187,9 +201,13 @@ export class WorkingSet {
       }
     } catch (e) {
       batch?.undo();
-      for (const leaf of finals) leaf.seq = 0;
+      for (const leaf of finals) t.setSeq(leaf, 0);
       throw e;
     }
+    this.live = { version: c.version, root };
+    // The nodes this version replaced are in no tree this writer keeps: views of older versions read rebuilt trees,
+    // and a walk still going over the previous one holds them through its pin.
+    for (const n of c.orphans) t.retire(n);
     this.nextLeaf = firstLeaf + leaves.length;
     if (checkpoint) {
       this.lastCheckpoint = c.version;
@@ -197,39 +215,42 @@ export class WorkingSet {
     }
     // A path copy replaces nodes one for one (the old ones are garbage once no view holds them): the tree gains
     // resident nodes by loading evicted ones and by growing, a leaf and a branch per new key.
-    const size = root?.size ?? 0;
+    const size = root === NONE ? 0 : t.size(root);
     this.residentEstimate += this.src.loads + 2 * Math.max(0, size - this.size);
     this.size = size;
     this.src.loads = 0;
     if (this.residentEstimate > this.budgetNodes) {
       // Evicted nodes are loaded back from disk, so they must be there first.
       this.queue?.waitFor(c.version);
-      this.residentEstimate = evict(root, this.keepDepth);
+      this.residentEstimate = evict(t, root, this.keepDepth);
       // What stays is mostly dirty: the next commit checkpoints so that it can be evicted.
       if (this.residentEstimate > this.budgetNodes * 0.75) this.needCheckpoint = true;
     }
   }
 
   /** The net changes that made committed `version`, in key order. */
-  changes(version: number, latest: Latest, alive: () => void): Iterable<KeyChange> {
-    return this.openView(version, latest, alive).changes();
+  changes(version: number, alive: () => void): Iterable<KeyChange> {
+    return this.openView(version, alive).changes();
   }
 
-  /** A view of committed `version`; `latest` is the tree's last committed version. */
-  view(version: number, latest: Latest, alive: () => void): ReadonlyTree {
-    return this.openView(version, latest, alive);
+  /** A view of committed `version`. */
+  view(version: number, alive: () => void): ReadonlyTree {
+    return this.openView(version, alive);
   }
 
-  private openView(version: number, latest: Latest, alive: () => void): StoreView {
+  private openView(version: number, alive: () => void): StoreView {
     if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
     const start = startRead(this.store, version);
-    return new StoreView(this.store, start, () => this.treeAt(start.row, latest), alive);
+    return new StoreView(this.store, start, () => this.treeAt(start.row), alive);
   }
 
-  /** The tree of a committed version: the live one, or one rebuilt from the checkpoint before it. */
-  private treeAt(row: VersionRow, latest: Latest): VersionTree {
-    if (row.version === latest.version) return { root: latest.root, src: this.src };
-    return { root: this.trees.root(row), src: this.trees.src };
+  /**
+   * The tree of a committed version, asked for at each read that needs it: the live one while the version is the
+   * latest, else one rebuilt from the checkpoint before it (the live tree's nodes of older versions are freed).
+   */
+  private treeAt(row: VersionRow): VersionTree {
+    if (row.version === this.live.version) return { root: this.live.root, src: this.src };
+    return this.trees.tree(row);
   }
 
   /** Committed versions still readable, oldest first (those still in flight to the writer thread too). */

@@ -4,12 +4,11 @@
  * leaves table, which no prune drops whole.
  * @module
  */
-import { branchRow, memorySeq } from "../checkpoint/node-rows.js";
-import { StoreSource } from "../checkpoint/node-source.js";
-import type { Node } from "../tree/node.js";
+import { IavlError } from "../base/errors.js";
 import type { Connection } from "../sqlite/connection.js";
 import { startCompaction, writeCompacted, type PrunePlan } from "../sqlite/prune-rows.js";
 import type { BranchRow } from "../sqlite/rows.js";
+import { LEAF_BASE } from "../sqlite/shards.js";
 import { StoreReader } from "../sqlite/store-reader.js";
 
 /** Branches written per transaction. */
@@ -24,13 +23,21 @@ export function copySurvivors(db: Connection, plan: PrunePlan, onNodes: (n: numb
   startCompaction(db, plan.gen);
   if (plan.compactThrough < 0) return;
   const store = new StoreReader(db);
-  const loader = new StoreSource(store);
-  const roots: Node[] = [];
+  const load = (version: number, seq: number): BranchRow => {
+    const b = store.branch(version, seq);
+    if (b === undefined) throw new IavlError("CORRUPT", `branch ${version}/${seq}, which a kept tree holds, is missing from the store`);
+    return b;
+  };
+  // Roots as stored sequences: a leaf root (one-key tree) has no branch to copy.
+  const stack: BranchRow[] = [];
   const base = plan.base;
-  if (base !== undefined && base.rootVersion !== null && base.rootSeq !== null) roots.push(loader.load(base.rootVersion, memorySeq(base.rootSeq)));
+  const rootOf = (version: number | null, seq: number | null): void => {
+    if (version !== null && seq !== null && seq < LEAF_BASE) stack.push(load(version, seq));
+  };
+  if (base !== undefined) rootOf(base.rootVersion, base.rootSeq);
   for (const v of plan.snapshots) {
     const row = store.version(v);
-    if (row?.rootVersion != null && row.rootSeq != null) roots.push(loader.load(row.rootVersion, memorySeq(row.rootSeq)));
+    if (row !== undefined) rootOf(row.rootVersion, row.rootSeq);
   }
   let batch: BranchRow[] = [];
   let copied = 0;
@@ -44,19 +51,18 @@ export function copySurvivors(db: Connection, plan: PrunePlan, onNodes: (n: numb
   // survivors; one at or before it is all survivors. A node key names one immutable subtree: trees share most of
   // theirs, and each is walked once. Leaves end the walk: they are not in the shards.
   const seen = new Set<string>();
-  const stack: Node[] = roots.filter((r) => r.height > 0);
   while (stack.length > 0) {
-    const n = stack.pop()!;
-    const id = `${n.version}/${n.seq}`;
+    const b = stack.pop()!;
+    const id = `${b.version}/${b.seq}`;
     if (seen.has(id)) continue;
     seen.add(id);
-    if (n.version <= plan.compactThrough) batch.push(branchRow(n));
+    if (b.version <= plan.compactThrough) batch.push(b);
     if (batch.length >= BATCH) {
       flush();
       checkStop();
     }
-    if (n.rightSeq > 0) stack.push(loader.load(n.rightVersion, n.rightSeq, n));
-    if (n.leftSeq > 0) stack.push(loader.load(n.leftVersion, n.leftSeq, n));
+    if (b.rightSeq < LEAF_BASE) stack.push(load(b.rightVersion, b.rightSeq));
+    if (b.leftSeq < LEAF_BASE) stack.push(load(b.leftVersion, b.leftSeq));
   }
   flush();
 }

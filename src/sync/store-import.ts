@@ -7,15 +7,15 @@ import { existsSync, readdirSync, renameSync, rmSync, rmdirSync } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path";
 import type { Worker } from "node:worker_threads";
 import { IavlError } from "../base/errors.js";
+import { latin1Bytes } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST } from "../base/hash.js";
 import { startWorker } from "../base/threads.js";
 import type { ExportNode } from "../tree/export-node.js";
-import { Importer } from "../tree/importer.js";
-import type { Node } from "../tree/node.js";
+import { Importer, type ImportedNode } from "../tree/importer.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { lockHeld } from "../sqlite/lock.js";
 import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
-import { branchRow, leafKeySeq, leafRow, storedSeq } from "../checkpoint/node-rows.js";
+import { leafKeySeq, leafRowId, storedSeq } from "../checkpoint/node-rows.js";
 import { openStoreFolder } from "../checkpoint/store-folder.js";
 
 /** What {@link importStore} needs besides the stream. */
@@ -112,7 +112,7 @@ class Numbering {
   private leaves = 0;
   private readonly branches = new Map<number, number>();
 
-  next(n: Node): number {
+  next(n: ImportedNode): number {
     if (n.height === 0) return leafKeySeq(++this.leaves);
     const seq = (this.branches.get(n.version) ?? 0) + 1;
     this.branches.set(n.version, seq);
@@ -121,12 +121,30 @@ class Numbering {
 }
 
 /** Numbers a batch of completed nodes (children come before parents) and turns it into rows. */
-function toRows(batch: Node[], numbering: Numbering): ImportBatch {
+function toRows(batch: ImportedNode[], numbering: Numbering): ImportBatch {
   const rows: ImportBatch = { leaves: [], branches: [] };
   for (const n of batch) {
     n.seq = numbering.next(n);
-    if (n.height === 0) rows.leaves.push({ ...leafRow(n), value: n.value ?? null });
-    else rows.branches.push(branchRow(n));
+    const key = latin1Bytes(n.key);
+    const hash = digestBytes(n.hash);
+    if (n.height === 0) {
+      rows.leaves.push({ version: n.version, id: leafRowId(n.seq), key, hash, value: n.value ?? null });
+      continue;
+    }
+    const l = n.left!;
+    const r = n.right!;
+    rows.branches.push({
+      version: n.version,
+      seq: n.seq,
+      key,
+      height: n.height,
+      size: n.size,
+      hash,
+      leftVersion: l.version,
+      leftSeq: storedSeq(l.seq),
+      rightVersion: r.version,
+      rightSeq: storedSeq(r.seq),
+    });
   }
   return rows;
 }

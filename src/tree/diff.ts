@@ -6,7 +6,7 @@
 import { compareLatin1, latin1Bytes } from "../base/bytes.js";
 import { IavlError } from "../base/errors.js";
 import { checkVersion } from "../base/validate.js";
-import type { Node, NodeSource } from "./node.js";
+import { NONE, type NodeSource } from "./node.js";
 import type { ValueOf } from "./proof.js";
 
 /** One net change of a version: the key's new value, or null when the version removed it. */
@@ -32,27 +32,29 @@ export function checkVersionRange(from: unknown, to: unknown): asserts from is n
 /**
  * The leaves under `root` in key order, stepping over the subtrees `skip` says to (whole, without loading them).
  */
-function leavesOf(root: Node | undefined, src: NodeSource, skip: (n: Node) => boolean): Node[] {
-  const out: Node[] = [];
-  const stack: Node[] = root === undefined ? [] : [root];
+function leavesOf(root: number, src: NodeSource, skip: (n: number) => boolean): number[] {
+  const t = src.t;
+  const out: number[] = [];
+  const stack: number[] = root === NONE ? [] : [root];
   while (stack.length > 0) {
     const n = stack.pop()!;
     if (skip(n)) continue;
-    if (n.height === 0) out.push(n);
+    if (t.height(n) === 0) out.push(n);
     else stack.push(src.right(n), src.left(n));
   }
   return out;
 }
 
 /**
- * The net changes from `before` (the tree of version `beforeVersion`, undefined when empty) to `after` (the tree of
- * the next version), in key order. A node of `after` no newer than `beforeVersion` was carried over from `before`
+ * The net changes from `before` (the tree of version `beforeVersion`, {@link NONE} when empty) to `after` (the tree
+ * of the next version), in key order. A node of `after` no newer than `beforeVersion` was carried over from `before`
  * untouched, so only the nodes the next version made are walked, and in `before` only what they replaced.
  */
-export function diffTrees(before: Node | undefined, after: Node | undefined, beforeVersion: number, src: NodeSource, valueOf: ValueOf): KeyChange[] {
-  const shared = new Set<Node>();
+export function diffTrees(before: number, after: number, beforeVersion: number, src: NodeSource, valueOf: ValueOf): KeyChange[] {
+  const t = src.t;
+  const shared = new Set<number>();
   const added = leavesOf(after, src, (n) => {
-    if (n.version > beforeVersion) return false;
+    if (t.version(n) > beforeVersion) return false;
     shared.add(n);
     return true;
   });
@@ -61,12 +63,12 @@ export function diffTrees(before: Node | undefined, after: Node | undefined, bef
   let i = 0;
   let j = 0;
   while (i < added.length || j < gone.length) {
-    const c = i === added.length ? 1 : j === gone.length ? -1 : compareLatin1(added[i]!.key, gone[j]!.key);
+    const c = i === added.length ? 1 : j === gone.length ? -1 : compareLatin1(t.key(added[i]!), t.key(gone[j]!));
     if (c <= 0) {
-      out.push({ key: latin1Bytes(added[i]!.key), value: valueOf(added[i]!) });
+      out.push({ key: latin1Bytes(t.key(added[i]!)), value: valueOf(t, added[i]!) });
       i++;
       if (c === 0) j++;
-    } else out.push({ key: latin1Bytes(gone[j++]!.key), value: null });
+    } else out.push({ key: latin1Bytes(t.key(gone[j++]!)), value: null });
   }
   return out;
 }

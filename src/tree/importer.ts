@@ -12,8 +12,24 @@ import { parseOptions } from "../base/options.js";
 import { checkIterable } from "../base/validate.js";
 import { latin1, latin1Bytes, toHex, type ByteString } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../base/hash.js";
-import { Node } from "./node.js";
 import type { ExportNode } from "./export-node.js";
+
+/** A node the importer completed, hashed and sized; its children stay linked while the importer retains the tree. */
+export class ImportedNode {
+  left: ImportedNode | undefined = undefined;
+  right: ImportedNode | undefined = undefined;
+  /** A number the consumer may give it (the store import: its node key's sequence). */
+  seq = 0;
+
+  constructor(
+    readonly key: ByteString,
+    readonly value: Uint8Array | undefined,
+    readonly version: number,
+    readonly height: number,
+    readonly size: number,
+    readonly hash: Digest,
+  ) {}
+}
 
 /** Default longest key accepted: 64 KiB. cosmos/iavl has no limit, but real store keys are tens of bytes. */
 export const DEFAULT_MAX_KEY_LENGTH = 65_536;
@@ -46,7 +62,7 @@ export interface ImporterOptions {
    * them where they stay invisible until `finish` returns. An exception thrown here ends the import and propagates
    * unchanged.
    */
-  onNodes?: ((batch: Node[]) => void) | undefined;
+  onNodes?: ((batch: ImportedNode[]) => void) | undefined;
   /** Nodes per `onNodes` call; default {@link DEFAULT_BATCH_SIZE}. */
   batchSize?: number | undefined;
   /**
@@ -65,7 +81,7 @@ const optionsSchema = z
     maxKeyLength: z.number().int().min(1).max(2 ** 31).optional(),
     maxValueLength: z.number().int().min(0).max(2 ** 31).optional(),
     maxHeight: z.number().int().min(0).max(DEFAULT_MAX_HEIGHT).optional(),
-    onNodes: z.custom<(batch: Node[]) => void>((v) => typeof v === "function", "must be a function").optional(),
+    onNodes: z.custom<(batch: ImportedNode[]) => void>((v) => typeof v === "function", "must be a function").optional(),
     batchSize: z.number().int().min(1).max(10_000_000).optional(),
     retain: z.boolean().optional(),
     expectedHash: z.custom<Uint8Array>((v) => v instanceof Uint8Array, "must be a Uint8Array").optional(),
@@ -97,16 +113,16 @@ export class Importer {
   private readonly maxKey: number;
   private readonly maxValue: number;
   private readonly maxHeight: number;
-  private readonly onNodes: ((batch: Node[]) => void) | undefined;
+  private readonly onNodes: ((batch: ImportedNode[]) => void) | undefined;
   private readonly batchSize: number;
   private readonly retain: boolean;
   private readonly expectedHash: Digest | undefined;
 
   /** Completed subtrees not yet joined under a parent, with the smallest key of each (its leftmost leaf's key). */
-  private stack: Node[] = [];
+  private stack: ImportedNode[] = [];
   private minKeys: ByteString[] = [];
   private lastLeafKey: ByteString | undefined = undefined;
-  private batch: Node[] = [];
+  private batch: ImportedNode[] = [];
   private items = 0;
   private state: State = "open";
   private refusal = "";
@@ -152,7 +168,7 @@ export class Importer {
       this.refuse(`${what}: the height must be an integer in 0..${this.maxHeight}`);
     }
 
-    let node: Node;
+    let node: ImportedNode;
     if (height === 0) {
       if (!(value instanceof Uint8Array)) this.refuse(`${what}: a leaf needs a value`);
       if (value.length > this.maxValue) {
@@ -166,8 +182,7 @@ export class Importer {
       if (this.lastLeafKey !== undefined && k <= this.lastLeafKey) {
         this.refuse(`${what}: leaf keys must increase strictly (previous leaf ${short(latin1Bytes(this.lastLeafKey))})`);
       }
-      node = new Node(k, value, version, 0, 1);
-      node.hash = leafHash(k, sha256(value), version);
+      node = new ImportedNode(k, value, version, 0, 1, leafHash(k, sha256(value), version));
       this.lastLeafKey = k;
       this.stack.push(node);
       this.minKeys.push(k);
@@ -193,8 +208,7 @@ export class Importer {
       }
       const size = left.size + right.size;
       // Share the leaf's key string: the stream's copy is equal and need not be kept.
-      node = new Node(rightMin, undefined, version, height, size);
-      node.hash = innerHash(height, size, version, left.hash!, right.hash!);
+      node = new ImportedNode(rightMin, undefined, version, height, size, innerHash(height, size, version, left.hash, right.hash));
       if (this.retain || this.onNodes !== undefined) {
         node.left = left;
         node.right = right;
@@ -210,14 +224,14 @@ export class Importer {
       this.batch.push(node);
       if (this.batch.length >= this.batchSize) this.flush();
     }
-    return node.hash!;
+    return node.hash;
   }
 
   /**
    * Ends the stream: requires exactly one completed root (or no items at all, an empty tree), checks the root hash
    * against `expectedHash` when given, hands the last batch to `onNodes` and returns the root (undefined when empty).
    */
-  finish(): Node | undefined {
+  finish(): ImportedNode | undefined {
     this.checkOpen();
     const at = `end of snapshot after ${this.items} items`;
     if (this.stack.length > 1) {
@@ -225,7 +239,7 @@ export class Importer {
     }
     const root = this.stack[0];
     if (this.expectedHash !== undefined) {
-      const got = root === undefined ? EMPTY_DIGEST : root.hash!;
+      const got = root === undefined ? EMPTY_DIGEST : root.hash;
       if (got !== this.expectedHash) {
         this.refuse(`${at}: root hash ${toHex(digestBytes(got))} differs from the expected ${toHex(digestBytes(this.expectedHash))}`);
       }
@@ -279,7 +293,7 @@ export class Importer {
  * Rebuilds a whole tree from `nodes` with an {@link Importer}; returns its root (undefined for an empty stream).
  * Throws `INVALID_SNAPSHOT` as the importer does.
  */
-export function buildTree(nodes: Iterable<ExportNode>, options: ImporterOptions): Node | undefined {
+export function buildTree(nodes: Iterable<ExportNode>, options: ImporterOptions): ImportedNode | undefined {
   checkIterable(nodes, "the nodes");
   const imp = new Importer(options);
   for (const n of nodes) imp.add(n);
@@ -290,7 +304,7 @@ export function buildTree(nodes: Iterable<ExportNode>, options: ImporterOptions)
 export async function buildTreeAsync(
   nodes: AsyncIterable<ExportNode> | Iterable<ExportNode>,
   options: ImporterOptions,
-): Promise<Node | undefined> {
+): Promise<ImportedNode | undefined> {
   checkIterable(nodes, "the nodes", true);
   const imp = new Importer(options);
   for await (const n of nodes) imp.add(n);

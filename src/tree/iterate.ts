@@ -3,7 +3,7 @@
  * @module
  */
 import { latin1 } from "../base/bytes.js";
-import type { Node, NodeSource } from "./node.js";
+import { NONE, type NodeSource } from "./node.js";
 
 /** Bounds of an iteration: `start` inclusive, `end` exclusive, in ascending order unless `reverse`. */
 export interface IterateOptions {
@@ -12,25 +12,32 @@ export interface IterateOptions {
   reverse?: boolean | undefined;
 }
 
-/** Yields the leaves under `root` whose keys fall in the range, in key order (or reverse). */
-export function* iterateLeaves(root: Node | undefined, opts: IterateOptions, src: NodeSource): Generator<Node> {
-  if (root === undefined) return;
+/**
+ * Yields the leaves under `root` whose keys fall in the range, in key order (or reverse). `resume` runs each time
+ * the walk is resumed, before it touches a node again: it throws when the tree may have changed meanwhile (nodes
+ * are freed explicitly, so a walk must not go on over a tree its owner has moved past).
+ */
+export function* iterateLeaves(root: number, opts: IterateOptions, src: NodeSource, resume: () => void): Generator<number> {
+  if (root === NONE) return;
+  const t = src.t;
   const start = opts.start === undefined ? undefined : latin1(opts.start);
   const end = opts.end === undefined ? undefined : latin1(opts.end);
   const reverse = opts.reverse === true;
   // Stack of subtrees still to visit, the next one on top. Subtrees wholly outside the range are never pushed.
-  const stack: Node[] = [root];
+  const stack: number[] = [root];
   while (stack.length > 0) {
     const n = stack.pop()!;
-    if (n.height === 0) {
-      if (start !== undefined && n.key < start) continue;
-      if (end !== undefined && n.key >= end) continue;
+    const key = t.key(n);
+    if (t.height(n) === 0) {
+      if (start !== undefined && key < start) continue;
+      if (end !== undefined && key >= end) continue;
       yield n;
+      resume();
       continue;
     }
-    // Every key of the left subtree is < n.key, every key of the right subtree is >= n.key.
-    const wantLeft = start === undefined || start < n.key;
-    const wantRight = end === undefined || end > n.key;
+    // Every key of the left subtree is < the node's key, every key of the right subtree is >= it.
+    const wantLeft = start === undefined || start < key;
+    const wantRight = end === undefined || end > key;
     if (reverse) {
       if (wantLeft) stack.push(src.left(n));
       if (wantRight) stack.push(src.right(n));

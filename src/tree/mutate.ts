@@ -4,175 +4,211 @@
  * @module
  */
 import type { ByteString } from "../base/bytes.js";
-import { compareToNode, keyPrefix, Node, type NodeSource } from "./node.js";
+import { compareToNode, keyPrefix, NONE, type NodeSource, type NodeTable } from "./node.js";
 
-/** Result of {@link Mutator.remove}. */
-export interface Removal {
-  /** The new root (undefined when the tree became empty). */
-  root: Node | undefined;
-  /** The removed value, or undefined when the key was absent (the tree is then untouched). */
-  value: Uint8Array | undefined;
-}
-
-/** Applies changes for one working version. */
+/**
+ * Applies changes for one working version. Nodes the version made and then dropped are freed at once; nodes of
+ * committed versions that it replaced are collected as orphans, for the owner to free once no version it keeps
+ * holds them.
+ */
 export class Mutator {
+  /** After {@link setLeaf}: the key was there already. */
+  updated = false;
+  /** After {@link remove}: the key was there. */
+  found = false;
+  /** The table the tree's nodes live in. */
+  readonly table: NodeTable;
+  /** Nodes of older versions replaced since the last {@link takeOrphans}. */
+  orphans: number[] = [];
+  /** Set by removeIn when the leftmost key of the subtree it returns changed: the key its ancestor must adopt. */
+  private newKey: ByteString | undefined = undefined;
+  /** The leaf a set replaced. */
+  private replaced = NONE;
+  /** Nodes of this version that left the tree during the current operation: freed once it is done. */
+  private readonly dropped: number[] = [];
+
   constructor(
     /** The version being built: every node created or copied takes it. */
     public version: number,
     private readonly src: NodeSource,
-  ) {}
-
-  /** Sets `key` under `root`; returns the new root and whether an existing key was updated. */
-  set(root: Node | undefined, key: ByteString, value: Uint8Array): { root: Node; updated: boolean } {
-    return this.setLeaf(root, Node.leaf(key, value, this.version));
+  ) {
+    this.table = src.t;
   }
 
-  /** Puts `leaf` (a new leaf of this version) under `root`, replacing the leaf of the same key if any. */
-  setLeaf(root: Node | undefined, leaf: Node): { root: Node; updated: boolean } {
-    if (root === undefined) return { root: leaf, updated: false };
+  /** {@link orphans}, handed to the caller; the mutator starts a new list. */
+  takeOrphans(): number[] {
+    const o = this.orphans;
+    this.orphans = [];
+    return o;
+  }
+
+
+  /** Puts `leaf` (a new leaf of this version) under `root`, replacing the leaf of the same key if any; the new root. */
+  setLeaf(root: number, leaf: number): number {
     this.updated = false;
-    const newRoot = this.setIn(root, leaf);
-    return { root: newRoot, updated: this.updated };
+    if (root === NONE) return leaf;
+    const r = this.setIn(root, leaf, this.table.key(leaf), this.table.prefix(leaf));
+    if (this.updated) this.drop(this.replaced);
+    this.freeDropped();
+    return r;
   }
 
-  private updated = false;
-
-  private setIn(node: Node, leaf: Node): Node {
-    const key = leaf.key;
-    if (node.height === 0) {
-      const c = compareToNode(key, leaf.kp, node);
+  private setIn(node: number, leaf: number, key: ByteString, kp: number): number {
+    const t = this.table;
+    if (t.height(node) === 0) {
+      const c = compareToNode(t, key, kp, node);
       if (c === 0) {
         this.updated = true;
+        this.replaced = node;
         return leaf;
       }
-      const parent = new Node(c < 0 ? node.key : key, undefined, this.version, 1, 2);
-      if (c < 0) this.link(parent, leaf, node);
-      else this.link(parent, node, leaf);
+      if (c < 0) {
+        const parent = t.branch(node, this.version, 1, 2);
+        t.setLeft(parent, leaf);
+        t.setRight(parent, node);
+        return parent;
+      }
+      const parent = t.branch(leaf, this.version, 1, 2);
+      t.setLeft(parent, node);
+      t.setRight(parent, leaf);
       return parent;
     }
     node = this.own(node);
-    if (compareToNode(key, leaf.kp, node) < 0) this.setLeft(node, this.setIn(this.src.left(node), leaf));
-    else this.setRight(node, this.setIn(this.src.right(node), leaf));
-    if (this.updated) return node;
+    if (compareToNode(t, key, kp, node) < 0) t.setLeft(node, this.setIn(this.src.left(node), leaf, key, kp));
+    else t.setRight(node, this.setIn(this.src.right(node), leaf, key, kp));
+    if (this.updated) {
+      // The branch that carried the replaced leaf's key takes it from the new leaf (it is on this path).
+      t.moveKey(node, this.replaced, leaf);
+      return node;
+    }
     this.measure(node);
     return this.balance(node);
   }
 
-  /** Removes `key` under `root`. When the key is absent nothing is copied or changed. */
-  remove(root: Node | undefined, key: ByteString): Removal {
-    if (root === undefined) return { root, value: undefined };
-    this.removed = undefined;
+
+
+  /** Removes `key` under `root`; the new root ({@link found} says whether the key was there: if not, nothing changed). */
+  remove(root: number, key: ByteString): number {
+    this.found = false;
+    if (root === NONE) return NONE;
     const r = this.removeIn(root, key, keyPrefix(key));
-    if (this.removed === undefined) return { root, value: undefined };
-    return { root: r.node, value: this.removed };
+    this.freeDropped();
+    return this.found ? r : root;
   }
 
-  private removed: Uint8Array | undefined = undefined;
-
-  /**
-   * Go's `recursiveRemove`: returns the replacement of `node` (undefined when it was the removed leaf) and, when the
-   * leftmost key of the subtree changed, the new leftmost key for the ancestor that must adopt it.
-   */
-  private removeIn(node: Node, key: ByteString, kp: number): { node: Node | undefined; newKey: ByteString | undefined } {
-    if (node.height === 0) {
-      if (compareToNode(key, kp, node) === 0) {
-        this.removed = node.value ?? new Uint8Array(0);
-        return { node: undefined, newKey: undefined };
-      }
-      return { node, newKey: undefined };
+  /** Go's `recursiveRemove`: the replacement of `node` ({@link NONE} when it was the removed leaf). */
+  private removeIn(node: number, key: ByteString, kp: number): number {
+    const t = this.table;
+    if (t.height(node) === 0) {
+      if (compareToNode(t, key, kp, node) !== 0) return node;
+      this.found = true;
+      this.newKey = undefined;
+      this.drop(node);
+      return NONE;
     }
-    if (compareToNode(key, kp, node) < 0) {
+    if (compareToNode(t, key, kp, node) < 0) {
       const r = this.removeIn(this.src.left(node), key, kp);
-      if (this.removed === undefined) return { node, newKey: undefined };
-      if (r.node === undefined) return { node: this.src.right(node), newKey: node.key };
+      if (!this.found) return node;
+      if (r === NONE) {
+        // The left leaf went: the right subtree takes this node's place, and its leftmost key is this node's.
+        const right = this.src.right(node);
+        this.newKey = t.key(node);
+        this.drop(node);
+        return right;
+      }
       node = this.own(node);
-      this.setLeft(node, r.node);
+      t.setLeft(node, r);
       this.measure(node);
-      return { node: this.balance(node), newKey: r.newKey };
+      return this.balance(node);
     }
     const r = this.removeIn(this.src.right(node), key, kp);
-    if (this.removed === undefined) return { node, newKey: undefined };
-    if (r.node === undefined) return { node: this.src.left(node), newKey: undefined };
+    if (!this.found) return node;
+    if (r === NONE) {
+      const left = this.src.left(node);
+      this.newKey = undefined;
+      this.drop(node);
+      return left;
+    }
     node = this.own(node);
-    this.setRight(node, r.node);
-    if (r.newKey !== undefined) node.setKey(r.newKey);
+    t.setRight(node, r);
+    if (this.newKey !== undefined) t.setKey(node, this.newKey);
+    this.newKey = undefined;
     this.measure(node);
-    return { node: this.balance(node), newKey: undefined };
+    return this.balance(node);
   }
 
   /** Go's `clone`: a working copy of an inner node. A node of the working version is already ours to change. */
-  private own(node: Node): Node {
-    if (node.version === this.version) {
-      node.hash = undefined;
-      return node;
+  private own(n: number): number {
+    const t = this.table;
+    if (t.version(n) === this.version) {
+      t.unhash(n);
+      return n;
     }
-    const copy = new Node(node.key, undefined, this.version, node.height, node.size, node.kp);
-    copy.left = node.left;
-    copy.right = node.right;
-    copy.leftVersion = node.leftVersion;
-    copy.leftSeq = node.leftSeq;
-    copy.rightVersion = node.rightVersion;
-    copy.rightSeq = node.rightSeq;
-    return copy;
+    this.orphans.push(n);
+    return t.copy(n, this.version);
   }
 
-  private link(parent: Node, left: Node, right: Node): void {
-    this.setLeft(parent, left);
-    this.setRight(parent, right);
+  /**
+   * A node leaves the working tree: freed once the operation is done if the working version made it (until then a
+   * branch on the path may still name its key), else an orphan.
+   */
+  private drop(n: number): void {
+    if (this.table.version(n) === this.version) this.dropped.push(n);
+    else this.orphans.push(n);
   }
 
-  private setLeft(parent: Node, child: Node): void {
-    parent.left = child;
-    parent.leftSeq = 0;
+  private freeDropped(): void {
+    const d = this.dropped;
+    for (let k = 0; k < d.length; k++) this.table.retire(d[k]!);
+    d.length = 0;
   }
 
-  private setRight(parent: Node, child: Node): void {
-    parent.right = child;
-    parent.rightSeq = 0;
+  private measure(n: number): void {
+    const t = this.table;
+    const l = this.src.left(n);
+    const r = this.src.right(n);
+    const hl = t.height(l);
+    const hr = t.height(r);
+    t.measure(n, (hl > hr ? hl : hr) + 1, t.size(l) + t.size(r));
   }
 
-  private measure(node: Node): void {
-    const l = this.src.left(node);
-    const r = this.src.right(node);
-    node.height = (l.height > r.height ? l.height : r.height) + 1;
-    node.size = l.size + r.size;
+  private balanceOf(n: number): number {
+    return this.table.height(this.src.left(n)) - this.table.height(this.src.right(n));
   }
 
-  private balanceOf(node: Node): number {
-    return this.src.left(node).height - this.src.right(node).height;
-  }
-
-  private balance(node: Node): Node {
-    const b = this.balanceOf(node);
+  private balance(n: number): number {
+    const b = this.balanceOf(n);
     if (b > 1) {
-      if (this.balanceOf(this.src.left(node)) >= 0) return this.rotateRight(node);
-      this.setLeft(node, this.rotateLeft(this.src.left(node)));
-      return this.rotateRight(node);
+      if (this.balanceOf(this.src.left(n)) >= 0) return this.rotateRight(n);
+      this.table.setLeft(n, this.rotateLeft(this.src.left(n)));
+      return this.rotateRight(n);
     }
     if (b < -1) {
-      if (this.balanceOf(this.src.right(node)) <= 0) return this.rotateLeft(node);
-      this.setRight(node, this.rotateRight(this.src.right(node)));
-      return this.rotateLeft(node);
+      if (this.balanceOf(this.src.right(n)) <= 0) return this.rotateLeft(n);
+      this.table.setRight(n, this.rotateRight(this.src.right(n)));
+      return this.rotateLeft(n);
     }
-    return node;
+    return n;
   }
 
-  private rotateRight(node: Node): Node {
-    node = this.own(node);
-    const pivot = this.own(this.src.left(node));
-    this.setLeft(node, this.src.right(pivot));
-    this.setRight(pivot, node);
-    this.measure(node);
+  private rotateRight(n: number): number {
+    const t = this.table;
+    n = this.own(n);
+    const pivot = this.own(this.src.left(n));
+    t.setLeft(n, this.src.right(pivot));
+    t.setRight(pivot, n);
+    this.measure(n);
     this.measure(pivot);
     return pivot;
   }
 
-  private rotateLeft(node: Node): Node {
-    node = this.own(node);
-    const pivot = this.own(this.src.right(node));
-    this.setRight(node, this.src.left(pivot));
-    this.setLeft(pivot, node);
-    this.measure(node);
+  private rotateLeft(n: number): number {
+    const t = this.table;
+    n = this.own(n);
+    const pivot = this.own(this.src.right(n));
+    t.setRight(n, this.src.left(pivot));
+    t.setLeft(pivot, n);
+    this.measure(n);
     this.measure(pivot);
     return pivot;
   }

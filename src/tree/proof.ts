@@ -6,8 +6,7 @@
 import { ics23 } from "@confio/ics23";
 import { IavlError } from "../base/errors.js";
 import { concatBytes, latin1, latin1Bytes, putVarint, type ByteString } from "../base/bytes.js";
-import { digestBytes } from "../base/hash.js";
-import type { Node, NodeSource } from "./node.js";
+import { NONE, type NodeSource, type NodeTable } from "./node.js";
 import { indexOf, leafAt, pathTo } from "./read.js";
 
 /** A commitment proof as `@confio/ics23` types it. */
@@ -23,27 +22,28 @@ function header(values: number[]): Uint8Array {
 
 const LEN32 = new Uint8Array([32]);
 
-/** Reads the value of a committed leaf (a store may keep values apart from nodes). */
-export type ValueOf = (leaf: Node) => Uint8Array;
+/** Reads the value of committed leaf `leaf` of table `t` (a store may keep values apart from nodes). */
+export type ValueOf = (t: NodeTable, leaf: number) => Uint8Array;
 
-function existence(root: Node, key: ByteString, src: NodeSource, valueOf: ValueOf): ics23.IExistenceProof {
+function existence(root: number, key: ByteString, src: NodeSource, valueOf: ValueOf): ics23.IExistenceProof {
+  const t = src.t;
   const path = pathTo(root, key, src);
   if (path === undefined) throw new Error("iavlite: existence proof of an absent key");
   const leaf = path[path.length - 1]!;
-  const value = valueOf(leaf);
+  const value = valueOf(t, leaf);
   if (value.length === 0) {
     throw new IavlError("EMPTY_VALUE_PROOF", `ICS23 cannot prove key ${Buffer.from(key, "latin1").toString("hex")}: its value is empty`);
   }
   const ops: ics23.IInnerOp[] = [];
   for (let i = path.length - 2; i >= 0; i--) {
     const n = path[i]!;
-    const hdr = header([n.height, n.size, n.version]);
+    const hdr = header([t.height(n), t.size(n), t.version(n)]);
     const l = src.left(n);
     const r = src.right(n);
     if (l === path[i + 1]) {
-      ops.push({ hash: ics23.HashOp.SHA256, prefix: concatBytes(hdr, LEN32), suffix: concatBytes(LEN32, hashOf(r)) });
+      ops.push({ hash: ics23.HashOp.SHA256, prefix: concatBytes(hdr, LEN32), suffix: concatBytes(LEN32, hashOf(t, r)) });
     } else {
-      ops.push({ hash: ics23.HashOp.SHA256, prefix: concatBytes(hdr, LEN32, hashOf(l), LEN32), suffix: new Uint8Array(0) });
+      ops.push({ hash: ics23.HashOp.SHA256, prefix: concatBytes(hdr, LEN32, hashOf(t, l), LEN32), suffix: new Uint8Array(0) });
     }
   }
   return {
@@ -54,30 +54,30 @@ function existence(root: Node, key: ByteString, src: NodeSource, valueOf: ValueO
       prehashKey: ics23.HashOp.NO_HASH,
       prehashValue: ics23.HashOp.SHA256,
       length: ics23.LengthOp.VAR_PROTO,
-      prefix: header([0, 1, leaf.version]),
+      prefix: header([0, 1, t.version(leaf)]),
     },
     path: ops,
   };
 }
 
-function hashOf(n: Node): Uint8Array {
-  if (n.hash === undefined) throw new Error("iavlite: proof over an unhashed node");
-  return digestBytes(n.hash);
+function hashOf(t: NodeTable, n: number): Uint8Array {
+  if (!t.hashed(n)) throw new Error("iavlite: proof over an unhashed node");
+  return t.hashBytes(n);
 }
 
 /**
  * An existence proof when `key` is under `root`, otherwise a non-existence proof made of the existence proofs of its
  * neighbours (Go's `GetMembershipProof` / `GetNonMembershipProof`). `root` must be fully hashed (committed).
  */
-export function createProof(root: Node | undefined, key: Uint8Array, src: NodeSource, valueOf: ValueOf): CommitmentProof {
-  if (root === undefined) throw new IavlError("EMPTY_TREE", "cannot prove anything against an empty tree");
+export function createProof(root: number, key: Uint8Array, src: NodeSource, valueOf: ValueOf): CommitmentProof {
+  if (root === NONE) throw new IavlError("EMPTY_TREE", "cannot prove anything against an empty tree");
   const k = latin1(key);
   const { index, leaf } = indexOf(root, k, src);
-  if (leaf !== undefined) return { exist: existence(root, k, src, valueOf) };
+  if (leaf !== NONE) return { exist: existence(root, k, src, valueOf) };
   const nonexist: ics23.INonExistenceProof = { key };
-  const left = index >= 1 ? leafAt(root, index - 1, src) : undefined;
+  const left = index >= 1 ? leafAt(root, index - 1, src) : NONE;
   const right = leafAt(root, index, src);
-  if (left !== undefined) nonexist.left = existence(root, left.key, src, valueOf);
-  if (right !== undefined) nonexist.right = existence(root, right.key, src, valueOf);
+  if (left !== NONE) nonexist.left = existence(root, src.t.key(left), src, valueOf);
+  if (right !== NONE) nonexist.right = existence(root, src.t.key(right), src, valueOf);
   return { nonexist };
 }

@@ -4,11 +4,11 @@
  */
 import { IavlError } from "../base/errors.js";
 import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "./audit.js";
-import { exportItem, postOrder } from "./export-walk.js";
+import { exportItem, exportNodes, postOrder, STILL } from "./export-walk.js";
 import type { ExportNode } from "./export-node.js";
-import { digestBytes, EMPTY_DIGEST } from "../base/hash.js";
+import { digestBytes } from "../base/hash.js";
 import { iterateLeaves, type IterateOptions } from "./iterate.js";
-import { hashNode, type Node, type NodeSource } from "./node.js";
+import { hashNode, NONE, rootDigest, type NodeSource } from "./node.js";
 import { createProof, type CommitmentProof, type ValueOf } from "./proof.js";
 import { findLeaf } from "./read.js";
 import type { ReadonlyTree } from "./readonly-tree.js";
@@ -19,59 +19,60 @@ import { latin1, latin1Bytes } from "../base/bytes.js";
 export class RootView implements ReadonlyTree {
   constructor(
     readonly version: number,
-    /** The version's tree. */
-    readonly tree: Node | undefined,
+    /** The version's tree ({@link NONE}: empty). */
+    readonly tree: number,
     protected readonly src: NodeSource,
     protected readonly valueOf: ValueOf,
-    /** Checked before every read, so that a closed or pruned view fails clearly. */
-    protected readonly guard: () => void = () => {},
+    /**
+     * Checked before every read and before a walk goes on: throws once the view's nodes may be gone (the owner closed,
+     * the version pruned).
+     */
+    protected readonly guard: () => void = STILL,
   ) {}
 
   get hash(): Uint8Array {
     this.guard();
-    return digestBytes(this.tree === undefined ? EMPTY_DIGEST : hashNode(this.tree, this.src));
+    return digestBytes(rootDigest(this.src, this.tree));
   }
 
   get size(): number {
     this.guard();
-    return this.tree?.size ?? 0;
+    return this.tree === NONE ? 0 : this.src.t.size(this.tree);
   }
 
   get(key: Uint8Array): Uint8Array | undefined {
     checkKey(key);
     this.guard();
     const leaf = findLeaf(this.tree, latin1(key), this.src);
-    return leaf === undefined ? undefined : this.valueOf(leaf).slice();
+    return leaf === NONE ? undefined : this.valueOf(this.src.t, leaf).slice();
   }
 
   has(key: Uint8Array): boolean {
     checkKey(key);
     this.guard();
-    return findLeaf(this.tree, latin1(key), this.src) !== undefined;
+    return findLeaf(this.tree, latin1(key), this.src) !== NONE;
   }
 
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
     checkIterateOptions(opts);
     this.guard();
-    for (const leaf of iterateLeaves(this.tree, opts, this.src)) {
-      this.guard();
-      yield [latin1Bytes(leaf.key), this.valueOf(leaf).slice()];
+    const t = this.src.t;
+    for (const leaf of iterateLeaves(this.tree, opts, this.src, this.guard)) {
+      yield [latin1Bytes(t.key(leaf)), this.valueOf(t, leaf).slice()];
     }
   }
 
   *export(): IterableIterator<ExportNode> {
     this.guard();
-    for (const n of postOrder(this.tree, this.src)) {
-      this.guard();
-      yield exportItem(n, this.valueOf);
-    }
+    yield* exportNodes(this.tree, this.src, this.valueOf, this.guard);
   }
 
   audit(options?: AuditOptions): AuditReport {
     this.guard();
-    const stored = this.tree === undefined ? EMPTY_DIGEST : hashNode(this.tree, this.src);
+    const stored = rootDigest(this.src, this.tree);
     const nodes = (function* (v: RootView): Generator<StoredNode> {
-      for (const n of postOrder(v.tree, v.src)) yield { node: exportItem(n, v.valueOf), storedHash: n.hash };
+      const t = v.src.t;
+      for (const n of postOrder(v.tree, v.src, v.guard)) yield { node: exportItem(t, n, v.valueOf), storedHash: t.digest(n) };
     })(this);
     return auditVersion(this, nodes, stored, options);
   }
@@ -79,13 +80,14 @@ export class RootView implements ReadonlyTree {
   proof(key: Uint8Array): CommitmentProof {
     checkKey(key);
     this.guard();
-    if (this.tree !== undefined) hashNode(this.tree, this.src);
+    if (this.tree !== NONE) hashNode(this.src, this.tree);
     return createProof(this.tree, key, this.src, this.valueOf);
   }
 }
 
 /** The value of a leaf held in memory. */
-export const memoryValue: ValueOf = (leaf) => {
-  if (leaf.value === undefined) throw new IavlError("CORRUPT", "leaf without a value");
-  return leaf.value;
+export const memoryValue: ValueOf = (t, leaf) => {
+  const v = t.value(leaf);
+  if (v === undefined) throw new IavlError("CORRUPT", "leaf without a value");
+  return v;
 };

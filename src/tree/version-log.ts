@@ -5,13 +5,16 @@
  */
 import { keyId, type ByteString } from "../base/bytes.js";
 import type { Digest } from "../base/hash.js";
-import type { Node } from "./node.js";
+import { NONE } from "./node.js";
 
 /** One operation of the working version, in order. */
 export interface Op {
   key: Uint8Array;
-  /** The leaf a set created; undefined for a remove. */
-  leaf: Node | undefined;
+  /**
+   * The leaf a set created ({@link NONE} for a remove). Only the last operation on a key still holds its leaf: the
+   * leaf of an earlier set was replaced within the version and freed, so its id may name another node by now.
+   */
+  leaf: number;
   /** True while no later operation of the version touched the same key. */
   last: boolean;
   /** The key was in the tree before this version (as its first operation in the version found it). */
@@ -34,16 +37,16 @@ export class VersionLog {
   private readonly lastOp = new Map<string, number>();
 
   /**
-   * Records a set of `key` (already copied; `id` is its {@link keyId}) to `leaf`; `updated`: the key was in the
-   * working tree already.
+   * Records a set of `key` (already copied; `id` is its {@link keyId}) to `value`, held by `leaf`; `updated`: the key
+   * was in the working tree already.
    */
-  set(key: Uint8Array, id: ByteString, leaf: Node, updated: boolean): void {
-    this.record(key, id, leaf, leaf.value ?? null, updated);
+  set(key: Uint8Array, id: ByteString, leaf: number, value: Uint8Array, updated: boolean): void {
+    this.record(key, id, leaf, value, updated);
   }
 
   /** Records a removal of `key` (already copied; `id` is its {@link keyId}), which was present. */
   remove(key: Uint8Array, id: ByteString): void {
-    this.record(key, id, undefined, null, true);
+    this.record(key, id, NONE, null, true);
   }
 
   /** The net change of `key` in this version, if any. */
@@ -51,7 +54,7 @@ export class VersionLog {
     return this.changes.get(keyId(key));
   }
 
-  private record(key: Uint8Array, id: ByteString, leaf: Node | undefined, value: Uint8Array | null, found: boolean): void {
+  private record(key: Uint8Array, id: ByteString, leaf: number, value: Uint8Array | null, found: boolean): void {
     const before = this.lastOp.get(id);
     // Whether the key was there before the version is what its first operation in the version found.
     let existed = found;
@@ -69,7 +72,10 @@ export class VersionLog {
 /** What a store receives to persist one version. */
 export interface CommitInput {
   version: number;
-  root: Node | undefined;
+  /** The version's root ({@link NONE}: empty). */
+  root: number;
   hash: Digest;
   log: VersionLog;
+  /** Nodes of older versions that this version replaced (see {@link Mutator.takeOrphans}). */
+  orphans: number[];
 }

@@ -1,0 +1,404 @@
+/**
+ * The nodes of a tree held in one slab: a node is an integer id, its fields a 64-byte record in one ArrayBuffer, its
+ * key a string in an array beside it. A tree of a million keys is then a few large objects the garbage collector
+ * never traces, instead of millions of small ones it traces every collection; nodes are freed explicitly, by
+ * whoever knows that no version still holds them (see ARCHITECTURE.md, "The tree in memory").
+ * @module
+ */
+import { innerHashOf, leafHash, type Digest } from "../base/hash.js";
+import type { ByteString } from "../base/bytes.js";
+
+/** No node: the id of an empty tree, or of a child known only by its node key. */
+export const NONE = 0;
+
+// A record is one cache line, the fields a walk down the tree, a path copy and a hash read and write:
+//   f[0] version   f[1] size   i[4] left   i[5] right   i[6] key prefix << 8 | height << 1 | hashed   i[7] key owner
+//   bytes 32..63 the hash
+// A store's nodes have a second record of links in `links` (5 float64): seq, leftVersion, leftSeq, rightVersion,
+// rightSeq, read only at loads, checkpoints and eviction.
+const F = 8; // float64 slots a record
+const I = 16; // int32 slots a record
+const B = 64; // bytes a record
+const HASH = 32; // the hash's byte offset in a record
+const L = 5; // float64 slots of links
+const HASHED = 1;
+/** The height a freed node has: only a tree of more than 10^26 keys reaches it, so a use after free shows. */
+const FREED = 127;
+
+/**
+ * The first three bytes of a key as a number (zero-padded), which orders as the key does wherever two prefixes
+ * differ: a walk down the tree compares these and reads the key's string only on a tie.
+ */
+export function keyPrefix(k: ByteString): number {
+  const n = k.length;
+  return ((n > 0 ? k.charCodeAt(0) : 0) << 16) | ((n > 1 ? k.charCodeAt(1) : 0) << 8) | (n > 2 ? k.charCodeAt(2) : 0);
+}
+
+/** What a table needs beyond the tree's shape. */
+export interface NodeTableOptions {
+  /** Keep node keys (version, sequence) of nodes and their children: the nodes come from or go to a store. */
+  stored?: boolean;
+  /** Nodes to make room for at first. */
+  capacity?: number;
+}
+
+/** A slab of tree nodes. Ids start at 1; {@link NONE} is no node. */
+export class NodeTable {
+  private f: Float64Array;
+  private i: Int32Array;
+  private u8: Uint8Array;
+  private links: Float64Array;
+  private readonly stored: boolean;
+  /**
+   * Key strings by the node that owns them: every leaf, and the branches that got a key of their own (loaded from a
+   * row, or given a new leftmost key by a removal). Other branches name the leaf whose key they carry (field `key
+   * owner`), which sits in their right subtree and so lives at least as long as they do; a path copy then copies a
+   * number, not a string reference.
+   */
+  private keys: ByteString[] = [""];
+  /** The value of each leaf that holds one. */
+  private values: Array<Uint8Array | undefined> = [undefined];
+  private cap: number;
+  /** The next id never handed out. */
+  private next = 1;
+  /** Freed ids, a stack. */
+  private free: Int32Array;
+  private freeCount = 0;
+  /** Walks that must not see a node freed under them; while any is open, frees wait in `deferred`. */
+  private pins = 0;
+  private deferred: number[] = [];
+
+  constructor(options: NodeTableOptions = {}) {
+    this.cap = Math.max(16, options.capacity ?? 1024);
+    this.stored = options.stored === true;
+    const buf = new ArrayBuffer(this.cap * B);
+    this.f = new Float64Array(buf);
+    this.i = new Int32Array(buf);
+    this.u8 = new Uint8Array(buf);
+    this.links = new Float64Array(this.stored ? this.cap * L : 0);
+    this.free = new Int32Array(256);
+  }
+
+  /** Nodes allocated and not freed (freed-but-deferred ones count until they are freed). */
+  get live(): number {
+    return this.next - 1 - this.freeCount;
+  }
+
+  // ---- fields ----------------------------------------------------------------------------------------------------
+
+  version(n: number): number {
+    return this.f[n * F]!;
+  }
+  size(n: number): number {
+    return this.f[n * F + 1]!;
+  }
+  height(n: number): number {
+    return (this.i[n * I + 6]! >> 1) & 0x7f;
+  }
+  /** The {@link keyPrefix} of the node's key. */
+  prefix(n: number): number {
+    return this.i[n * I + 6]! >>> 8;
+  }
+  key(n: number): ByteString {
+    return this.keys[this.i[n * I + 7]!]!;
+  }
+  /** Gives a branch a key of its own (a new leftmost key of its right subtree, after a removal). */
+  setKey(n: number, key: ByteString): void {
+    this.keys[n] = key;
+    this.i[n * I + 7] = n;
+    this.i[n * I + 6] = (keyPrefix(key) << 8) | (this.i[n * I + 6]! & 0xff);
+  }
+  /** A branch whose key is the key of leaf `from` takes it from leaf `to` (same key) instead: `from` is going. */
+  moveKey(n: number, from: number, to: number): void {
+    if (this.i[n * I + 7] === from) this.i[n * I + 7] = to;
+  }
+  /** Sets a branch's height and size. */
+  measure(n: number, height: number, size: number): void {
+    this.i[n * I + 6] = (this.i[n * I + 6]! & ~0xfe) | (height << 1);
+    this.f[n * F + 1] = size;
+  }
+  /** The left child in memory, or {@link NONE} when it is known only by its node key. */
+  left(n: number): number {
+    return this.i[n * I + 4]!;
+  }
+  right(n: number): number {
+    return this.i[n * I + 5]!;
+  }
+  /** Links a child in memory (its node key is then the child's own). */
+  setLeft(n: number, c: number): void {
+    this.i[n * I + 4] = c;
+  }
+  setRight(n: number, c: number): void {
+    this.i[n * I + 5] = c;
+  }
+  value(n: number): Uint8Array | undefined {
+    return this.values[n];
+  }
+  setValue(n: number, v: Uint8Array | undefined): void {
+    this.values[n] = v;
+  }
+
+  // ---- node keys (stored tables only) ------------------------------------------------------------------------------
+
+  /** The stored sequence of the node's node key in its in-memory form (checkpoint/node-rows.ts); 0 when unstored. */
+  seq(n: number): number {
+    return this.links[n * L]!;
+  }
+  setSeq(n: number, seq: number): void {
+    this.links[n * L] = seq;
+  }
+  /** The node key of a child known only by it (`seq` 0: none); stale while that child is in memory. */
+  leftVersion(n: number): number {
+    return this.links[n * L + 1]!;
+  }
+  leftSeq(n: number): number {
+    return this.links[n * L + 2]!;
+  }
+  rightVersion(n: number): number {
+    return this.links[n * L + 3]!;
+  }
+  rightSeq(n: number): number {
+    return this.links[n * L + 4]!;
+  }
+  /** Names a child by node key, with nothing in memory: it is loaded (or not) on demand. */
+  linkLeft(n: number, version: number, seq: number): void {
+    this.i[n * I + 4] = NONE;
+    this.links[n * L + 1] = version;
+    this.links[n * L + 2] = seq;
+  }
+  linkRight(n: number, version: number, seq: number): void {
+    this.i[n * I + 5] = NONE;
+    this.links[n * L + 3] = version;
+    this.links[n * L + 4] = seq;
+  }
+
+  // ---- hashes ----------------------------------------------------------------------------------------------------
+
+  hashed(n: number): boolean {
+    return (this.i[n * I + 6]! & HASHED) !== 0;
+  }
+  /** Forgets the hash of a node of the working version that is about to change. */
+  unhash(n: number): void {
+    this.i[n * I + 6] = this.i[n * I + 6]! & ~HASHED;
+  }
+  /** Stores `d` as the node's hash. */
+  setHash(n: number, d: Digest): void {
+    const o = n * B + HASH;
+    const u8 = this.u8;
+    for (let k = 0; k < 32; k++) u8[o + k] = d.charCodeAt(k);
+    this.i[n * I + 6] = this.i[n * I + 6]! | HASHED;
+  }
+  /** Stores a hash given as bytes (a row's). */
+  setHashBytes(n: number, h: Uint8Array): void {
+    this.u8.set(h.length === 32 ? h : h.subarray(0, 32), n * B + HASH);
+    this.i[n * I + 6] = this.i[n * I + 6]! | HASHED;
+  }
+  /** Computes and stores a leaf's hash from its value's hash. */
+  hashLeaf(n: number, valueHash: Digest): void {
+    this.setHash(n, leafHash(this.key(n), valueHash, this.f[n * F]!));
+  }
+  /** Computes and stores a branch's hash from its hashed children `l` and `r`. */
+  hashInner(n: number, l: number, r: number): void {
+    this.setHash(n, innerHashOf(this.height(n), this.f[n * F + 1]!, this.f[n * F]!, this.u8, l * B + HASH, r * B + HASH));
+  }
+  /** The hash as a digest (a string: for comparisons and the few places that keep one). */
+  digest(n: number): Digest {
+    return String.fromCharCode.apply(null, this.u8.subarray(n * B + HASH, n * B + HASH + 32) as unknown as number[]);
+  }
+  /** The hash in an array of its own. */
+  hashBytes(n: number): Uint8Array {
+    return this.u8.slice(n * B + HASH, n * B + HASH + 32);
+  }
+
+  // ---- making and freeing ----------------------------------------------------------------------------------------
+
+  private alloc(): number {
+    if (this.freeCount > 0) return this.free[--this.freeCount]!;
+    if (this.next === this.cap) this.grow();
+    this.keys.push("");
+    this.values.push(undefined);
+    return this.next++;
+  }
+
+  private grow(): void {
+    // By half, not double: a slab of millions of nodes is hundreds of MiB, copied once per growth.
+    const cap = Math.ceil(this.cap * 1.5);
+    const buf = new ArrayBuffer(cap * B);
+    const u8 = new Uint8Array(buf);
+    u8.set(this.u8);
+    this.f = new Float64Array(buf);
+    this.i = new Int32Array(buf);
+    this.u8 = u8;
+    if (this.stored) {
+      const links = new Float64Array(cap * L);
+      links.set(this.links);
+      this.links = links;
+    }
+    this.cap = cap;
+  }
+
+  private init(n: number, keyOwner: number, kp: number, version: number, height: number, size: number): void {
+    const b = n * F;
+    this.f[b] = version;
+    this.f[b + 1] = size;
+    this.f[b + 2] = 0; // left, right
+    const i = n * I;
+    this.i[i + 6] = (kp << 8) | (height << 1);
+    this.i[i + 7] = keyOwner;
+    if (this.stored) this.links[n * L] = 0;
+  }
+
+  /** A new leaf. */
+  leaf(key: ByteString, value: Uint8Array | undefined, version: number): number {
+    const n = this.alloc();
+    this.init(n, n, keyPrefix(key), version, 0, 1);
+    this.keys[n] = key;
+    this.values[n] = value;
+    return n;
+  }
+
+  /** A new branch, with no children yet, whose key is node `named`'s (a leaf's, as the mutator makes them). */
+  branch(named: number, version: number, height: number, size: number): number {
+    const n = this.alloc();
+    this.init(n, this.i[named * I + 7]!, this.prefix(named), version, height, size);
+    return n;
+  }
+
+  /** A new branch, with no children yet, with a key of its own (one loaded from storage or an import). */
+  keyedBranch(key: ByteString, version: number, height: number, size: number): number {
+    const n = this.alloc();
+    this.init(n, n, keyPrefix(key), version, height, size);
+    this.keys[n] = key;
+    return n;
+  }
+
+  /** A working copy of branch `n` at `version`: same key, shape and children, unhashed and unstored. */
+  copy(n: number, version: number): number {
+    const c = this.alloc();
+    const f = this.f;
+    const from = n * F;
+    const to = c * F;
+    f[to] = version;
+    f[to + 1] = f[from + 1]!;
+    f[to + 2] = f[from + 2]!; // left, right
+    const i = this.i;
+    i[c * I + 6] = i[n * I + 6]! & ~HASHED;
+    const owner = i[n * I + 7]!;
+    if (owner === n) {
+      // A key of the original's own goes when the original does: the copy keeps the string itself.
+      this.keys[c] = this.keys[n]!;
+      i[c * I + 7] = c;
+    } else i[c * I + 7] = owner;
+    if (this.stored) {
+      const l = this.links;
+      for (let k = 0; k < L; k++) l[c * L + k] = l[n * L + k]!;
+      l[c * L] = 0;
+    }
+    return c;
+  }
+
+  /** Frees `n` now, or once no walk is open. */
+  retire(n: number): void {
+    if (this.pins > 0) this.deferred.push(n);
+    else this.release(n);
+  }
+
+  /** Frees every in-memory node of the subtree under `n` (the caller knows that nothing else holds them). */
+  retireTree(n: number): void {
+    const stack = [n];
+    while (stack.length > 0) {
+      const m = stack.pop()!;
+      if (this.height(m) > 0) {
+        const l = this.i[m * I + 4]!;
+        const r = this.i[m * I + 5]!;
+        if (l !== NONE) stack.push(l);
+        if (r !== NONE) stack.push(r);
+      }
+      this.retire(m);
+    }
+  }
+
+  /**
+   * Gives branch `n`, if it names another node's key, a key of its own: before `retireTree` frees nodes that
+   * branches staying in memory may name (eviction keeps the top of a tree and frees the rest).
+   */
+  ownKey(n: number): void {
+    const i = this.i;
+    const owner = i[n * I + 7]!;
+    if (owner !== n) {
+      this.keys[n] = this.keys[owner]!;
+      i[n * I + 7] = n;
+    }
+  }
+
+  private release(n: number): void {
+    const i = this.i;
+    if (this.height(n) === 0 || i[n * I + 7] === n) {
+      this.keys[n] = "";
+      this.values[n] = undefined;
+    }
+    i[n * I + 6] = FREED << 1;
+    if (this.freeCount === this.free.length) {
+      const grown = new Int32Array(this.free.length * 2);
+      grown.set(this.free);
+      this.free = grown;
+    }
+    this.free[this.freeCount++] = n;
+  }
+
+  /** True when `n` is freed (or was never handed out): a check for tests. */
+  isFree(n: number): boolean {
+    return n <= 0 || n >= this.next || this.height(n) === FREED;
+  }
+
+  /**
+   * Holds back frees until the returned release is called (once; later calls do nothing): a walk that yields between
+   * steps pins the table so that the nodes it holds stay whole while the owner goes on committing.
+   */
+  pin(): () => void {
+    this.pins++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (--this.pins === 0) {
+        const d = this.deferred;
+        this.deferred = [];
+        for (const n of d) this.release(n);
+      }
+    };
+  }
+}
+
+/** Releases the pins of walks that were dropped unfinished, once the garbage collector has taken them. */
+const abandoned = new FinalizationRegistry<() => void>((release) => release());
+
+/**
+ * Runs `walk` with `table` pinned: the pin is released when the walk ends, is closed (`return()`, a `break` out
+ * of `for…of`), or is dropped unfinished and collected.
+ */
+export function pinnedWalk<T>(table: NodeTable, walk: () => Generator<T>): IterableIterator<T> {
+  const release = table.pin();
+  const inner = walk();
+  const outer: IterableIterator<T> = {
+    next(): IteratorResult<T> {
+      try {
+        const r = inner.next();
+        if (r.done === true) release();
+        return r;
+      } catch (e) {
+        release();
+        throw e;
+      }
+    },
+    return(value?: unknown): IteratorResult<T> {
+      release();
+      return inner.return(value as never);
+    },
+    [Symbol.iterator](): IterableIterator<T> {
+      return outer;
+    },
+  };
+  abandoned.register(outer, release);
+  return outer;
+}
