@@ -102,7 +102,7 @@ describe("Tree.memory() frees a node once no kept version holds it", () => {
 describe("a store's walk over its live tree", () => {
   const line = (n: ExportNode): string => `${toHex(n.key)}:${n.version}:${n.height}:${n.value === undefined ? "" : toHex(n.value)}`;
 
-  it("exports the version it began on whole while the writer commits, evicts and frees, and releases the nodes it held when closed", () => {
+  it("exports the version it began on whole while the writer commits, evicts and frees, and releases the nodes it held when closed or dropped", async () => {
     const dir = tempDir();
     // The smallest budget (8 MiB) holds some 40,000 nodes: past 20,000 keys, commits evict and reload, and free what
     // they replace.
@@ -156,6 +156,18 @@ describe("a store's walk over its live tree", () => {
     const pinned = t.live;
     early.return?.();
     expect(t.live).toBeLessThan(pinned);
+
+    // And one dropped unfinished, once the collector has taken it.
+    let dropped: Iterator<ExportNode> | undefined = s.at(s.version).export();
+    dropped.next();
+    for (let v = 0; v < 3; v++) version(2000);
+    const held2 = t.live;
+    dropped = undefined;
+    for (let i = 0; i < 50 && t.live >= held2; i++) {
+      (globalThis as { gc?: () => void }).gc?.();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(t.live).toBeLessThan(held2);
     s.close();
     m.close();
   });

@@ -22,6 +22,7 @@ const B = 64; // bytes a record
 const HASH = 32; // the hash's byte offset in a record
 const L = 5; // float64 slots of links
 const HASHED = 1;
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 /** The height a freed node has: only a tree of more than 10^26 keys reaches it, so a use after free shows. */
 const FREED = 127;
 
@@ -183,10 +184,19 @@ export class NodeTable {
   }
   /** Stores `d` as the node's hash. */
   setHash(n: number, d: Digest): void {
-    const o = n * B + HASH;
-    const u8 = this.u8;
-    for (let k = 0; k < 32; k++) u8[o + k] = d.charCodeAt(k);
-    this.i[n * I + 6] = this.i[n * I + 6]! | HASHED;
+    const i = this.i;
+    const o = n * I + HASH / 4;
+    if (!LITTLE_ENDIAN) {
+      for (let k = 0; k < 32; k++) this.u8[n * B + HASH + k] = d.charCodeAt(k);
+      i[n * I + 6] = i[n * I + 6]! | HASHED;
+      return;
+    }
+    // Four chars to a word, as the byte view reads them back on a little-endian machine: 8 stores, not 32.
+    for (let k = 0; k < 8; k++) {
+      const c = 4 * k;
+      i[o + k] = d.charCodeAt(c) | (d.charCodeAt(c + 1) << 8) | (d.charCodeAt(c + 2) << 16) | (d.charCodeAt(c + 3) << 24);
+    }
+    i[n * I + 6] = i[n * I + 6]! | HASHED;
   }
   /** Stores a hash given as bytes (a row's). */
   setHashBytes(n: number, h: Uint8Array): void {
@@ -379,26 +389,31 @@ const abandoned = new FinalizationRegistry<() => void>((release) => release());
  */
 export function pinnedWalk<T>(table: NodeTable, walk: () => Generator<T>): IterableIterator<T> {
   const release = table.pin();
+  const token = {};
+  const done = (): void => {
+    release();
+    abandoned.unregister(token);
+  };
   const inner = walk();
   const outer: IterableIterator<T> = {
     next(): IteratorResult<T> {
       try {
         const r = inner.next();
-        if (r.done === true) release();
+        if (r.done === true) done();
         return r;
       } catch (e) {
-        release();
+        done();
         throw e;
       }
     },
     return(value?: unknown): IteratorResult<T> {
-      release();
+      done();
       return inner.return(value as never);
     },
     [Symbol.iterator](): IterableIterator<T> {
       return outer;
     },
   };
-  abandoned.register(outer, release);
+  abandoned.register(outer, release, token);
   return outer;
 }
