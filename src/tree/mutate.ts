@@ -74,8 +74,8 @@ export class Mutator {
       return parent;
     }
     node = this.own(node);
-    if (compareToNode(t, key, kp, node) < 0) t.setLeft(node, this.setIn(this.src.left(node), leaf, key, kp));
-    else t.setRight(node, this.setIn(this.src.right(node), leaf, key, kp));
+    if (compareToNode(t, key, kp, node) < 0) t.setLeft(node, this.setIn(this.left(node), leaf, key, kp));
+    else t.setRight(node, this.setIn(this.right(node), leaf, key, kp));
     if (this.updated) {
       // The branch that carried the replaced leaf's key takes it from the new leaf (it is on this path).
       t.moveKey(node, this.replaced, leaf);
@@ -107,11 +107,11 @@ export class Mutator {
       return NONE;
     }
     if (compareToNode(t, key, kp, node) < 0) {
-      const r = this.removeIn(this.src.left(node), key, kp);
+      const r = this.removeIn(this.left(node), key, kp);
       if (!this.found) return node;
       if (r === NONE) {
         // The left leaf went: the right subtree takes this node's place, and its leftmost key is this node's.
-        const right = this.src.right(node);
+        const right = this.right(node);
         this.newKey = t.key(node);
         this.drop(node);
         return right;
@@ -121,10 +121,10 @@ export class Mutator {
       this.measure(node);
       return this.balance(node);
     }
-    const r = this.removeIn(this.src.right(node), key, kp);
+    const r = this.removeIn(this.right(node), key, kp);
     if (!this.found) return node;
     if (r === NONE) {
-      const left = this.src.left(node);
+      const left = this.left(node);
       this.newKey = undefined;
       this.drop(node);
       return left;
@@ -163,29 +163,40 @@ export class Mutator {
     d.length = 0;
   }
 
+  /** A child, from the table when it is in memory (a call through the source only to load one). */
+  private left(n: number): number {
+    const c = this.table.left(n);
+    return c !== NONE ? c : this.src.left(n);
+  }
+
+  private right(n: number): number {
+    const c = this.table.right(n);
+    return c !== NONE ? c : this.src.right(n);
+  }
+
   private measure(n: number): void {
     const t = this.table;
-    const l = this.src.left(n);
-    const r = this.src.right(n);
+    const l = this.left(n);
+    const r = this.right(n);
     const hl = t.height(l);
     const hr = t.height(r);
     t.measure(n, (hl > hr ? hl : hr) + 1, t.size(l) + t.size(r));
   }
 
   private balanceOf(n: number): number {
-    return this.table.height(this.src.left(n)) - this.table.height(this.src.right(n));
+    return this.table.height(this.left(n)) - this.table.height(this.right(n));
   }
 
   private balance(n: number): number {
     const b = this.balanceOf(n);
     if (b > 1) {
-      if (this.balanceOf(this.src.left(n)) >= 0) return this.rotateRight(n);
-      this.table.setLeft(n, this.rotateLeft(this.src.left(n)));
+      if (this.balanceOf(this.left(n)) >= 0) return this.rotateRight(n);
+      this.table.setLeft(n, this.rotateLeft(this.left(n)));
       return this.rotateRight(n);
     }
     if (b < -1) {
-      if (this.balanceOf(this.src.right(n)) <= 0) return this.rotateLeft(n);
-      this.table.setRight(n, this.rotateRight(this.src.right(n)));
+      if (this.balanceOf(this.right(n)) <= 0) return this.rotateLeft(n);
+      this.table.setRight(n, this.rotateRight(this.right(n)));
       return this.rotateLeft(n);
     }
     return n;
@@ -194,8 +205,8 @@ export class Mutator {
   private rotateRight(n: number): number {
     const t = this.table;
     n = this.own(n);
-    const pivot = this.own(this.src.left(n));
-    t.setLeft(n, this.src.right(pivot));
+    const pivot = this.own(this.left(n));
+    t.setLeft(n, this.right(pivot));
     t.setRight(pivot, n);
     this.measure(n);
     this.measure(pivot);
@@ -205,8 +216,8 @@ export class Mutator {
   private rotateLeft(n: number): number {
     const t = this.table;
     n = this.own(n);
-    const pivot = this.own(this.src.right(n));
-    t.setRight(n, this.src.left(pivot));
+    const pivot = this.own(this.right(n));
+    t.setRight(n, this.left(pivot));
     t.setLeft(pivot, n);
     this.measure(n);
     this.measure(pivot);

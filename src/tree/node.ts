@@ -73,9 +73,11 @@ function hashDirty(src: NodeSource, t: NodeTable, n: number): void {
     return;
   }
   // A clean child (most of them: one per changed path and level) costs a flag test, not a call.
-  const l = src.left(n);
+  let l = t.left(n);
+  if (l === NONE) l = src.left(n);
   if (!t.hashed(l)) hashDirty(src, t, l);
-  const r = src.right(n);
+  let r = t.right(n);
+  if (r === NONE) r = src.right(n);
   if (!t.hashed(r)) hashDirty(src, t, r);
   t.hashInner(n, l, r);
 }
