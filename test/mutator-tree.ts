@@ -2,7 +2,7 @@
  * Trees built in tests the way `Tree.memory()` builds them (the same Mutator over a memory node table), for tests
  * that need the tree's internals: roots, exports of a root, reads of a tree an importer rebuilt.
  */
-import { latin1, latin1Bytes } from "../src/base/bytes.js";
+import { latin1 } from "../src/base/bytes.js";
 import { EMPTY_HASH } from "../src/base/hash.js";
 import type { ExportNode } from "../src/tree/export-node.js";
 import { exportNodes } from "../src/tree/export-walk.js";
@@ -67,10 +67,5 @@ export class MutatorTree {
     t.setRight(b, r);
     t.setHash(b, n.hash);
     return b;
-  }
-
-  /** The key of node `n`, as bytes. */
-  keyOf(n: number): Uint8Array {
-    return latin1Bytes(this.t.key(n));
   }
 }
