@@ -53,9 +53,6 @@ function exportAll(x: Built): ExportNode[] {
   return x.tree.export(x.root);
 }
 
-
-
-
 /** Splits `bytes` into chunks of random sizes (many of 1 byte, some large), as a network would. */
 function* randomChunks(bytes: Uint8Array, rand: () => number): Generator<Uint8Array> {
   let p = 0;

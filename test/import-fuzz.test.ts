@@ -8,7 +8,6 @@ import { digestBytes, EMPTY_HASH } from "../src/base/hash.js";
 import { rng } from "./helpers.js";
 import { MutatorTree } from "./mutator-tree.js";
 
-
 const rand = rng(20240607);
 const int = (n: number): number => Math.floor(rand() * n);
 const bytes = (n: number): Uint8Array => Uint8Array.from({ length: n }, () => int(256));

@@ -8,8 +8,6 @@ import { IavlError, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b, codeOf, rng, treehashOps } from "./helpers.js";
 
-
-
 describe("Tree.open", () => {
   it("reopens the treehash store with a tiny memory budget and keeps all four hashes", () => {
     const dir = tempDir();

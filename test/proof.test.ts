@@ -7,8 +7,6 @@ import { backends } from "./backends.js";
 import { b, hex, randomBytes, readVector, rng, treehashOps } from "./helpers.js";
 import { checkIavlOps, checkProof, GO_DEFAULT_MAX_DEPTH } from "./ics23-rules.js";
 
-
-
 function concatBytes(a: Uint8Array, c: Uint8Array): Uint8Array {
   const out = new Uint8Array(a.length + c.length);
   out.set(a, 0);

@@ -19,7 +19,6 @@ function model(upTo: number): { hashes: string[]; tree: Tree } {
   return { hashes, tree };
 }
 
-
 describe("prune", () => {
   it("prunes in a worker while commits go on; kept versions keep hashes, reads and proofs; pruned ones are refused", async () => {
     const dir = tempDir();

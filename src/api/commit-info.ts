@@ -9,7 +9,6 @@ import { IavlError } from "../base/errors.js";
 import { checkBytes, checkString, describe } from "../base/validate.js";
 import { EMPTY_HASH, sha256Bytes } from "../base/hash.js";
 
-
 /** RFC 6962 Merkle root of `items`: leaves hashed with a 0x00 prefix, inner nodes with 0x01, split at the largest power of two below n. */
 export function merkleRoot(items: Uint8Array[]): Uint8Array {
   if (items.length === 0) return EMPTY_HASH;

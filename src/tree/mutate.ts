@@ -42,7 +42,6 @@ export class Mutator {
     return o;
   }
 
-
   /** Puts `leaf` (a new leaf of this version) under `root`, replacing the leaf of the same key if any; the new root. */
   setLeaf(root: number, leaf: number): number {
     this.updated = false;
@@ -84,8 +83,6 @@ export class Mutator {
     this.measure(node);
     return this.balance(node);
   }
-
-
 
   /** Removes `key` under `root`; the new root ({@link found} says whether the key was there: if not, nothing changed). */
   remove(root: number, key: ByteString): number {

@@ -19,7 +19,6 @@ function header(values: number[]): Uint8Array {
   return buf.subarray(0, p);
 }
 
-
 const LEN32 = new Uint8Array([32]);
 
 /** Reads the value of committed leaf `leaf` of table `t` (a store may keep values apart from nodes). */
