@@ -79,24 +79,24 @@ export function leafHash(key: ByteString, valueHash: Digest, version: number): D
 /** Hash of an inner node: `varint(height) ‖ varint(size) ‖ varint(version) ‖ bytes(left) ‖ bytes(right)`. */
 export function innerHash(height: number, size: number, version: number, left: Digest, right: Digest): Digest {
   const buf = room(100);
-  let p = putVarint(buf, 0, height);
-  p = putVarint(buf, p, size);
-  p = putVarint(buf, p, version);
-  p = putDigest(buf, p, left);
+  const p = putDigest(buf, innerHead(buf, height, size, version), left);
   return digest(putDigest(buf, p, right));
 }
 
 /** {@link innerHash} of children whose hashes are the 32 bytes at `lo` and `ro` of `from` (a node slab). */
 export function innerHashOf(height: number, size: number, version: number, from: Uint8Array, lo: number, ro: number): Digest {
   const buf = room(100);
-  let p = smallVarint(buf, 0, height);
-  p = smallVarint(buf, p, size);
-  p = smallVarint(buf, p, version);
+  const p = innerHead(buf, height, size, version);
   buf[p] = 32;
   for (let i = 0; i < 32; i++) buf[p + 1 + i] = from[lo + i]!;
   buf[p + 33] = 32;
   for (let i = 0; i < 32; i++) buf[p + 34 + i] = from[ro + i]!;
   return digest(p + 66);
+}
+
+/** Writes an inner node's `varint(height) ‖ varint(size) ‖ varint(version)` at 0; returns the position after it. */
+function innerHead(buf: Uint8Array, height: number, size: number, version: number): number {
+  return smallVarint(buf, smallVarint(buf, smallVarint(buf, 0, height), size), version);
 }
 
 /** {@link putVarint} of a non-negative `n`, with integer arithmetic while it fits in 30 bits (heights, most sizes and versions). */
