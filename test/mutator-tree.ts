@@ -3,12 +3,12 @@
  * that need the tree's internals: roots, exports of a root, reads of a tree an importer rebuilt.
  */
 import { latin1 } from "../src/base/bytes.js";
-import { EMPTY_HASH } from "../src/base/hash.js";
+import { digestBytes } from "../src/base/hash.js";
 import type { ExportNode } from "../src/tree/export-node.js";
 import { exportNodes } from "../src/tree/export-walk.js";
 import type { ImportedNode } from "../src/tree/importer.js";
 import { Mutator } from "../src/tree/mutate.js";
-import { hashNode, memorySource, NONE, NodeTable, type NodeSource } from "../src/tree/node.js";
+import { memorySource, NONE, NodeTable, rootDigest, type NodeSource } from "../src/tree/node.js";
 import { memoryValue, RootView } from "../src/tree/root-view.js";
 
 /** A tree over one node table that keeps every version it committed (nothing is ever freed). */
@@ -32,15 +32,13 @@ export class MutatorTree {
 
   /** Hashes the working tree and moves to the next version; returns the version committed. */
   commit(): number {
-    if (this.root !== NONE) hashNode(this.src, this.root);
+    rootDigest(this.src, this.root);
     this.m.takeOrphans(); // kept: every version stays readable
     return this.m.version++;
   }
 
   hash(root = this.root): Uint8Array {
-    if (root === NONE) return EMPTY_HASH;
-    hashNode(this.src, root);
-    return this.t.hashBytes(root);
+    return digestBytes(rootDigest(this.src, root));
   }
 
   export(root = this.root): ExportNode[] {

@@ -26,9 +26,9 @@ import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
 
 /**
- * Memory a resident node costs, to turn the memory budget into a node count: its 128-byte record in the node table,
- * its share of a key string (a leaf's, ~72 B for a 56-byte key, shared by the branch that names it), two array slots,
- * and the table's room to grow (up to half its size again).
+ * Memory a resident node costs, to turn the memory budget into a node count: its 64-byte record and 40 bytes of node
+ * keys in the node table, its share of a key string (a leaf's, ~72 B for a 56-byte key, shared by the branch that
+ * names it), two array slots, and the table's room to grow (up to half its size again).
  */
 const NODE_BYTES = 200;
 
