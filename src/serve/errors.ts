@@ -1,8 +1,9 @@
 /**
  * Errors as the HTTP API answers them: `{ "error": { "code", "message" } }` with a status that says whose fault it
  * was. Library errors keep their `IavlError` code; the few that only HTTP has (an unknown store or route, a request
- * that ran out of time, a service shutting down) are {@link ApiError}s. Nothing a client sends gives a 500: only a
- * fault of the store or of this code does.
+ * that ran out of time, a service shutting down) are {@link ApiError}s, and the errors found below the routes (a URL
+ * or request that does not parse, headers too large, a request that does not arrive in time) answer in the same
+ * shape. Nothing a client sends gives a 500: only a fault of the store or of this code does.
  * @module
  */
 import { isIavlError, type ErrorCode } from "../base/errors.js";
@@ -56,7 +57,34 @@ const FASTIFY_CLIENT = new Map<string, [number, string]>([
   ["FST_ERR_CTP_INVALID_JSON_BODY", [400, "INVALID_ARGUMENT"]],
   ["FST_ERR_CTP_EMPTY_JSON_BODY", [400, "INVALID_ARGUMENT"]],
   ["FST_ERR_HANDLER_TIMEOUT", [503, "TIMEOUT"]],
+  // A bad percent-encoding in the path.
+  ["FST_ERR_BAD_URL", [400, "INVALID_ARGUMENT"]],
+  // A path parameter over maxParamLength: no file of the explorer has so long a name.
+  ["FST_ERR_MAX_PARAM_LENGTH", [404, "NOT_FOUND"]],
 ]);
+
+/**
+ * The answer to an error Node's HTTP parser found before fastify saw a request (its `clientError`): a request line
+ * or headers that do not parse or are over `maxHeaderBytes`, or a request not received within `timeoutMs`. All are
+ * the client's; `undefined` for a connection the client already reset, which gets no answer.
+ */
+export function clientError(e: unknown, maxHeaderBytes: number, timeoutMs: number): { status: number; body: ErrorBody } | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  const body = (c: string, message: string): ErrorBody => ({ error: { code: c, message } });
+  switch (code) {
+    case "ECONNRESET":
+      return undefined;
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return { status: 408, body: body("REQUEST_TIMEOUT", `the request did not arrive within ${timeoutMs} ms`) };
+    case "HPE_HEADER_OVERFLOW":
+      return { status: 431, body: body("HEADERS_TOO_LARGE", `the request line and headers are over ${maxHeaderBytes} bytes`) };
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return { status: 413, body: body("BODY_TOO_LARGE", "the body's chunk extensions are too large") };
+    default:
+      // The parser's code (HPE_INVALID_METHOD, …) names what is wrong; it is one of a fixed set, never client text.
+      return { status: 400, body: body("INVALID_ARGUMENT", `malformed HTTP request${typeof code === "string" ? ` (${code})` : ""}`) };
+  }
+}
 
 /** The status, code and message that answer `e`. */
 export function httpError(e: unknown): { status: number; body: ErrorBody } {

@@ -13,6 +13,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** Records a refresh that found `latest`. */
   refreshed(latest: number): void;
+  /** Counts an answer (and its time, when known) under `route`, the route's pattern or "unmatched". */
+  answered(route: string, method: string, status: number, seconds?: number): void;
 }
 
 /** Creates the registry and its meters. */
@@ -53,6 +55,10 @@ export function createMetrics(): Metrics & {
       refreshes.inc();
       latest.set(v);
     },
+    answered(route, method, status, seconds) {
+      requests.inc({ route, method, status: String(status) });
+      if (seconds !== undefined) latency.observe({ route }, seconds);
+    },
   };
 }
 
@@ -61,9 +67,7 @@ export function metricsPlugin(app: FastifyInstance, m: ReturnType<typeof createM
   // The route's pattern, never the raw URL: unmatched URLs share one label, so clients cannot grow the series.
   const routeOf = (request: FastifyRequest): string => request.routeOptions.url ?? "unmatched";
   app.addHook("onResponse", async (request, reply) => {
-    const route = routeOf(request);
-    m.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
-    m.latency.observe({ route }, reply.elapsedTime / 1000);
+    m.answered(routeOf(request), request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
   // onResponse runs only for a response that finished: one cut short is counted here instead.
   app.addHook("onRequest", async (request, reply) => {

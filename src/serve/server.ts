@@ -6,7 +6,8 @@
  *
  * Requests are answered one at a time on the event loop (better-sqlite3 reads are synchronous), each bounded: keys
  * of at most `maxKeyBytes`, range pages of at most 1000 pairs and `rangeBytes` bytes, change streams of at most 1000
- * versions, and a `requestTimeoutMs` for receiving a request and for answering it (a stream not done by then is cut).
+ * versions, and a `requestTimeoutMs` for receiving a request and for answering it (a request not received by then
+ * gets one 408 and its connection is closed; a stream not done by then is cut).
  * @module
  */
 import { createHash } from "node:crypto";
@@ -18,8 +19,9 @@ import { parseOptions } from "../base/options.js";
 import { checkString } from "../base/validate.js";
 import { MultiReader, storeNameSchema } from "../api/multi-reader.js";
 import { cometRoutes } from "./abci.js";
+import { clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./below-routes.js";
 import { DrainingServer } from "./draining-server.js";
-import { httpError } from "./errors.js";
+import { ApiError, httpError } from "./errors.js";
 import { explorerRoutes } from "./explorer.js";
 import { Follower } from "./follow.js";
 import { createMetrics, metricsPlugin } from "./metrics.js";
@@ -31,6 +33,15 @@ export const MAX_RANGE_LIMIT = 1000;
 
 /** The most versions one `GET /v1/changes` may span (`to − from + 1`). */
 export const MAX_CHANGES_SPAN = 1000;
+
+/**
+ * The most bytes of request line and headers accepted for keys of at most `maxKeyBytes`: a key is twice its bytes in
+ * hex, and a range has two bounds. Room for keys of up to 4× the limit, so that one over it still reaches its route
+ * and gets 400 INVALID_ARGUMENT; more gets 431 HEADERS_TOO_LARGE.
+ */
+function maxHeaderBytesFor(maxKeyBytes: number): number {
+  return 8 * maxKeyBytes + 16_384;
+}
 
 /** Options of {@link createServer} and {@link startServer}. */
 export const serveOptionsSchema = z
@@ -50,7 +61,10 @@ export const serveOptionsSchema = z
     maxKeyBytes: z.number().int().min(1).max(1 << 20).default(65_536),
     /** Key and value bytes after which a range page ends early, with `next` set. Default 4 MiB. */
     rangeBytes: z.number().int().min(1).max(256 * 2 ** 20).default(4 * 2 ** 20),
-    /** Time to receive a request, and to answer it, ms; a range page ends early at half of it. Default 10 s. */
+    /**
+     * Time to receive a request, and to answer it, ms: headers or a body not received by then get one 408 and the
+     * connection is closed; a range page ends early at half of it. Default 10 s.
+     */
     requestTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
   })
   .strict();
@@ -80,30 +94,46 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
     rangeMs: o.requestTimeoutMs / 2,
     maxChangesSpan: MAX_CHANGES_SPAN,
   };
+  const metrics = createMetrics();
+  const maxHeaderBytes = maxHeaderBytesFor(o.maxKeyBytes);
   const app = Fastify({
     logger: false,
+    // Time to receive the body and answer, from the headers on: a body not whole by then is a 408 (errorHandler).
     handlerTimeout: o.requestTimeoutMs,
     serverFactory: (handler) => {
-      // A 64 KiB key is 128 KiB of hex in the URL: Node's default of 16 KiB of headers would refuse it.
-      const server = new DrainingServer({ maxHeaderSize: 4 * o.maxKeyBytes + 16_384 }, handler);
-      server.requestTimeout = o.requestTimeoutMs;
+      const server = new DrainingServer({
+        maxHeaderSize: maxHeaderBytes,
+        headersTimeout: o.requestTimeoutMs,
+        // Only a backstop: handlerTimeout answers a stalled body first, from the request's own context.
+        requestTimeout: 2 * o.requestTimeoutMs,
+        // How often Node looks for requests past those times (its default, 30 s, would let them wait that long).
+        connectionsCheckingInterval: Math.min(1_000, o.requestTimeoutMs),
+      }, handler);
       server.keepAliveTimeout = 72_000;
       return server;
     },
+    clientErrorHandler: clientErrorHandler(metrics, maxHeaderBytes, o.requestTimeoutMs),
+    frameworkErrors: frameworkErrorHandler(metrics),
     forceCloseConnections: "idle",
     // JSON-RPC bodies: a batch of keys at the limit, no more.
     bodyLimit: 8 * o.maxKeyBytes + 65_536,
     return503OnClosing: true,
   });
-  const metrics = createMetrics();
   const follower = new Follower(reader, o.refreshMs, (v) => metrics.refreshed(v));
   metrics.refreshed(reader.latest);
   const nodeId = createHash("sha256").update(nodeSeed).digest("hex").slice(0, 40);
 
-  app.setErrorHandler((e, _req, reply) => {
-    const { status, body } = httpError(e);
+  app.setErrorHandler((e, req, reply) => {
+    // Time ran out with the body still arriving: a client that stalls, not a fault of the server.
+    const stalled = (e as { code?: unknown }).code === "FST_ERR_HANDLER_TIMEOUT" && !req.raw.complete;
+    const { status, body } = httpError(stalled ? new ApiError(408, "REQUEST_TIMEOUT", `the request's body did not arrive within ${o.requestTimeoutMs} ms`) : e);
     if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
     return reply.code(status).send(body);
+  });
+  // A callback, not an async hook: it runs for every answer, and needs no promise.
+  app.addHook("onSend", (req, reply, payload, done) => {
+    closeIfUnread(req, reply);
+    done(null, payload);
   });
   app.setNotFoundHandler((req, reply) =>
     reply.code(404).send({ error: { code: "NOT_FOUND", message: `no route ${req.method} ${req.url.split("?")[0]!.slice(0, 200)}` } }),
