@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
-import { toHex, Tree } from "../src/index.js";
+import { MultiTree, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -298,5 +298,86 @@ describe("iavlite prune / rollback", () => {
     const [info, verify] = await Promise.all([cli(["info", d, "--json"]), cli(["verify", d])]);
     expect((JSON.parse(info.stdout) as { latest: unknown }).latest).toMatchObject({ version: 6, hash: hashes[6] });
     expect(verify.code).toBe(0);
+  });
+});
+
+describe("iavlite on a multi-store folder", () => {
+  const NAMES = ["acc", "bank", "staking"];
+
+  /** A closed multi-store folder of 12 versions, snapshots every 5th; the app hash of each version. */
+  function multi(): { dir: string; app: string[] } {
+    const dir = tempDir("iavlite-cli-multi-");
+    const m = MultiTree.open(dir, { stores: NAMES, keepEvery: 5, checkpointInterval: 3 });
+    const app = [""];
+    for (let v = 1; v <= 12; v++) {
+      for (const n of NAMES) m.tree(n).set(enc.encode(`${n}-${v % 5}`), enc.encode(`value-${v}`));
+      app.push(toHex(m.commit().appHash));
+    }
+    m.close();
+    return { dir, app };
+  }
+
+  /** Opens the folder as the chain would, and gives each store's versions and the whole version. */
+  function state(dir: string): { version: number; appHash: string; versions: number[][] } {
+    const m = MultiTree.open(dir, { stores: NAMES });
+    try {
+      return { version: m.version, appHash: toHex(m.appHash), versions: NAMES.map((n) => m.tree(n).versions()) };
+    } finally {
+      m.close();
+    }
+  }
+
+  it("rollback: one store alone is refused; --to rolls back every store and the commit marker, and the folder opens there", async () => {
+    const { dir, app } = multi();
+    const [alone, aloneJson, dry] = await Promise.all([
+      cli(["rollback", dir, "--store", "bank", "--to", "8", "--yes"]),
+      cli(["rollback", dir, "--store", "bank", "--to", "8", "--json"]),
+      cli(["rollback", dir, "--to", "8", "--json"]),
+    ]);
+    expect(alone.code).toBe(1);
+    expect(lines(alone.stderr)).toEqual([expect.stringMatching(/^iavlite: INVALID_ARGUMENT: .*multi-store folder.*iavlite rollback .* --to 8 --yes/)]);
+    expect(aloneJson.code).toBe(1);
+    expect(JSON.parse(aloneJson.stdout)).toMatchObject({ error: { code: "INVALID_ARGUMENT" } });
+    expect(dry.code).toBe(1);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ to: 8, appHash: app[8], deleted: 4, from: 9, through: 12, done: false });
+    // Nothing changed.
+    expect(state(dir).version).toBe(12);
+
+    const done = await cli(["rollback", dir, "--to", "8", "--yes"]);
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toContain(`rolled back every store to version 8 (app hash ${app[8]})`);
+    const s = state(dir);
+    expect([s.version, s.appHash]).toEqual([8, app[8]]);
+    expect(s.versions).toEqual(NAMES.map(() => [1, 2, 3, 4, 5, 6, 7, 8]));
+  });
+
+  it("prune --keep-every prunes every store and keeps the snapshots; --json is one JSON value for info, verify, prune, rollback and failures", async () => {
+    const { dir, app } = multi();
+    const pruned = await cli(["prune", dir, "--keep-recent", "2", "--keep-every", "5", "--json"]);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    const p = JSON.parse(pruned.stdout) as { target: number; stores: Array<{ name: string; kept: number[] }> };
+    expect(p.target).toBe(10);
+    expect(p.stores.map((x) => [x.name, x.kept])).toEqual(NAMES.map((n) => [n, [5, 10, 11, 12]]));
+    expect(state(dir).versions).toEqual(NAMES.map(() => [5, 10, 11, 12]));
+
+    const [info, verify, noStore] = await Promise.all([
+      cli(["info", dir, "--json"]),
+      cli(["verify", dir, "--all", "--json"]),
+      cli(["get", dir, "k", "--json"]),
+    ]);
+    expect(info.code).toBe(0);
+    const i = JSON.parse(info.stdout) as { stores: Array<{ name: string; versions: { count: number } }> };
+    expect(i.stores.map((x) => [x.name, x.versions.count])).toEqual(NAMES.map((n) => [n, 4]));
+    expect(verify.code).toBe(0);
+    const v = JSON.parse(verify.stdout) as { ok: boolean; stores: Array<{ name: string; ok: boolean; reports: unknown[]; pruned: number[] }> };
+    expect(v.ok).toBe(true);
+    expect(v.stores.map((x) => [x.name, x.ok, x.reports.length])).toEqual(NAMES.map((n) => [n, true, 4]));
+    expect(noStore.code).toBe(2);
+    expect(JSON.parse(noStore.stdout)).toMatchObject({ error: { code: "USAGE" } });
+    // A rollback to a snapshot kept by --keep-every.
+    const back = await cli(["rollback", dir, "--to", "5", "--json", "--yes"]);
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({ to: 5, appHash: app[5], deleted: 3, done: true });
+    expect(state(dir).versions).toEqual(NAMES.map(() => [5]));
   });
 });

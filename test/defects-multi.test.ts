@@ -1,6 +1,7 @@
 /**
  * `MultiTree.open` never deletes a store: a lost marker file is rebuilt from stores that agree, and stores that
- * disagree are refused with CORRUPT and left as they are.
+ * disagree are refused with CORRUPT and left as they are. A folder broken that way (stores rolled back one by one,
+ * as `iavlite rollback --store` once did) is repaired by `MultiTree.rollback` to a version every store holds.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -93,5 +94,27 @@ describe("MultiTree.open never deletes stores", () => {
       }),
     );
     expect(kept).toEqual({ a: [1, 2, 3], b: [1, 2], c: [1, 2, 3] });
+  });
+});
+
+describe("MultiTree.rollback repairs a folder whose stores were rolled back one by one", () => {
+  it.each([
+    ["one store rolled back", ["b"]],
+    ["every store rolled back, the marker not", STORES],
+  ])("%s: open refuses it, a folder rollback to a version every store holds makes it open there", (_case, alone) => {
+    const dir = tempDir();
+    const appHashes = makeMulti(dir);
+    for (const n of alone) expect(Tree.rollback(join(dir, "stores", n), 2)).toBe(1);
+    expect(() => MultiTree.open(dir, { stores: STORES }).close()).toThrowError(expect.objectContaining({ code: "CORRUPT" }) as Error);
+
+    const r = MultiTree.rollback(dir, 2);
+    expect(r.version).toBe(2);
+    expect(toHex(r.appHash)).toBe(appHashes[2]);
+    const m = MultiTree.open(dir, { stores: STORES });
+    expect(m.version).toBe(2);
+    expect(toHex(m.appHashAt(2))).toBe(appHashes[2]);
+    expect(() => m.appHashAt(3)).toThrowError(expect.objectContaining({ code: "VERSION_NOT_FOUND" }) as Error);
+    for (const n of STORES) expect(m.tree(n).versions(), `store ${n}`).toEqual([1, 2]);
+    m.close();
   });
 });

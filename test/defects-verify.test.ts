@@ -2,13 +2,14 @@
  * A stored node hash that no longer matches its node is found: by `iavlite verify` (which must check every stored
  * hash, not only rehash keys and values up to the root), and, for the root, already when the store is opened.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b, corruptStoredNodeHash, type StoredNodeKind } from "./helpers.js";
+import { applyVersion } from "./fixtures/version-ops.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const main = join(root, "src/cli/main.ts");
@@ -23,6 +24,41 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A child process run with tsx: its handle, its output so far, and its exit status once it ends. */
+interface Child {
+  p: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  done: Promise<number | null>;
+}
+
+function start(args: string[]): Child {
+  const p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  p.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<number | null>((resolve, reject) => {
+    p.on("error", reject);
+    p.on("close", (code) => resolve(code));
+  });
+  return { p, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+/** Resolves once `c` printed a line matching `re` on stdout; rejects when it ends first. */
+function waitFor(c: Child, re: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!re.test(c.stdout())) return;
+      c.p.stdout.off("data", check);
+      resolve();
+    };
+    c.p.stdout.on("data", check);
+    void c.done.then(() => reject(new Error(`ended before ${re}: ${c.stdout()} ${c.stderr()}`)));
+    check();
   });
 }
 
@@ -69,4 +105,45 @@ describe("iavlite verify checks every stored node hash", () => {
     expect(caught, `Tree.open must refuse the store${seen}`).toBeInstanceOf(IavlError);
     expect((caught as IavlError).code).toBe("CORRUPT");
   });
+
+  it("verify --all beside a writer that prunes: versions pruned under it are listed apart, not as faults (exit 0, one JSON value)", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { checkpointInterval: 4, shardSize: 8 });
+    for (let v = 1; v <= 30; v++) {
+      applyVersion(t, v, 150, 1500);
+      t.commit();
+    }
+    t.close();
+    const writer = start([join(root, "test/fixtures/pruning-writer.ts"), dir]);
+    try {
+      const text = start([main, "verify", dir, "--all"]);
+      const json = start([main, "verify", dir, "--all", "--json"]);
+      // Both have listed the versions once the text run reported some: stop them, prune under them, let them go on.
+      await waitFor(text, /^version 3: /m);
+      text.p.kill("SIGSTOP");
+      json.p.kill("SIGSTOP");
+      await waitFor(writer, /^opened$/m);
+      writer.p.stdin.write("prune\n");
+      await waitFor(writer, /^pruned \d+$/m);
+      text.p.kill("SIGCONT");
+      json.p.kill("SIGCONT");
+      const [textCode, jsonCode] = await Promise.all([text.done, json.done]);
+
+      const out = text.stdout() + text.stderr();
+      expect(textCode, out).toBe(0);
+      expect(out).not.toMatch(/fault/i);
+      expect(text.stdout()).toMatch(/^version \d+: pruned while verifying \(not checked\)$/m);
+      expect(text.stdout()).toMatch(/^verified \d+ version\(s\): all ok; \d+ pruned by the writer meanwhile, not checked/m);
+
+      expect(jsonCode, json.stdout() + json.stderr()).toBe(0);
+      const r = JSON.parse(json.stdout()) as { ok: boolean; reports: Array<{ ok: boolean; version: number }>; pruned: number[] };
+      expect(r.ok).toBe(true);
+      expect(r.reports.every((x) => x.ok)).toBe(true);
+      // Every version listed is either checked or reported pruned.
+      expect(r.reports.length + r.pruned.length).toBeGreaterThanOrEqual(30);
+    } finally {
+      writer.p.stdin.end("stop\n");
+      await writer.done;
+    }
+  }, 60_000);
 });

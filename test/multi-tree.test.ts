@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { commitInfoHash, EMPTY_HASH, IavlError, MultiTree, toHex, Tree } from "../src/index.js";
+import { commitInfoHash, EMPTY_HASH, IavlError, isIavlError, MultiTree, toHex, Tree, type MultiTreeOptions } from "../src/index.js";
+import { CommitMarker, MARKER_FILE } from "../src/sqlite/commit-marker.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
 import { applyVersion } from "./fixtures/version-ops.js";
@@ -105,4 +107,118 @@ describe("MultiTree", () => {
     }
     expect(models[0]!.version).toBeGreaterThan(3);
   }, 180_000);
+});
+
+const NAMES = ["acc", "bank", "staking"];
+
+/** A closed multi-store of `versions` versions (more options: `extra`); the app hash of each version, by version. */
+function build(dir: string, versions: number, extra: Partial<MultiTreeOptions> = {}): string[] {
+  const m = MultiTree.open(dir, { stores: NAMES, ...extra });
+  const app = [""];
+  for (let v = 1; v <= versions; v++) {
+    for (const n of NAMES) m.tree(n).set(b(`${n}-${v % 4}`), b(`${n}-value-${v}`));
+    app.push(toHex(m.commit().appHash));
+  }
+  m.close();
+  return app;
+}
+
+/** The code `fn` throws (undefined when it does not throw). */
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return isIavlError(e) ? e.code : String(e);
+  }
+  return undefined;
+}
+
+describe("MultiTree.rollback", () => {
+  it("rolls back every store and the commit marker together; the folder reopens there and commits on", () => {
+    const dir = tempDir();
+    const app = build(dir, 6);
+    const r = MultiTree.rollback(dir, 3);
+    expect(r.version).toBe(3);
+    expect(toHex(r.appHash)).toBe(app[3]);
+    expect(r.stores.map((s) => [s.name, s.removed])).toEqual(NAMES.map((n) => [n, [4, 5, 6]]));
+    const m = MultiTree.open(dir, { stores: NAMES });
+    expect(m.version).toBe(3);
+    expect(toHex(m.appHash)).toBe(app[3]);
+    expect(toHex(m.appHashAt(3))).toBe(app[3]);
+    expect(codeOf(() => m.appHashAt(4))).toBe("VERSION_NOT_FOUND");
+    m.tree("bank").set(b("new"), b("1"));
+    expect(m.commit().version).toBe(4);
+    m.close();
+    const ro = MultiTree.openReadOnly(dir);
+    expect(ro.latest).toBe(4);
+    ro.close();
+  });
+
+  it("a rollback cut short after the marker was lowered (a crash) is finished by the next open", () => {
+    const dir = tempDir();
+    const app = build(dir, 6);
+    // What MultiTree.rollback(dir, 3) leaves when it dies after the marker and the first store.
+    const marker = CommitMarker.open(join(dir, MARKER_FILE), "normal");
+    marker.beginRollback(3, []);
+    marker.close();
+    expect(Tree.rollback(join(dir, "stores", "acc"), 3)).toBe(3);
+
+    const m = MultiTree.open(dir, { stores: NAMES });
+    expect(m.version).toBe(3);
+    expect(toHex(m.appHash)).toBe(app[3]);
+    for (const n of NAMES) expect(m.tree(n).versions(), n).toEqual([1, 2, 3]);
+    m.close();
+    const after = CommitMarker.open(join(dir, MARKER_FILE), "normal");
+    expect(after.state()).toMatchObject({ whole: 3, rollingBackTo: undefined });
+    after.close();
+  });
+
+  it("refuses, changing nothing: a version a store no longer holds, one after the last whole version, a live writer, a plain store", async () => {
+    const dir = tempDir();
+    build(dir, 6);
+    const m = MultiTree.open(dir, { stores: NAMES });
+    await m.tree("staking").prune(2);
+    expect(codeOf(() => MultiTree.rollback(dir, 3))).toBe("LOCKED");
+    m.close();
+    let err: unknown;
+    try {
+      MultiTree.rollback(dir, 1);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(IavlError);
+    expect((err as IavlError).code).toBe("VERSION_PRUNED");
+    expect((err as IavlError).message).toContain("staking");
+    expect(codeOf(() => MultiTree.rollback(dir, 7))).toBe("VERSION_NOT_FOUND");
+    const plain = tempDir();
+    Tree.open(plain).close();
+    expect(codeOf(() => MultiTree.rollback(plain, 1))).toBe("NOT_A_STORE");
+    const again = MultiTree.open(dir, { stores: NAMES });
+    expect(again.version).toBe(6);
+    for (const n of NAMES) expect(again.tree(n).version, n).toBe(6);
+    again.close();
+  });
+});
+
+describe("MultiTree.prune", () => {
+  it("keeps the keepEvery snapshots: the multi-store's own by default, or those passed, with their app hashes", async () => {
+    const dir = tempDir();
+    const app = build(dir, 12, { keepEvery: 5, checkpointInterval: 3 });
+    const m = MultiTree.open(dir, { stores: NAMES, keepEvery: 5, checkpointInterval: 3 });
+    const phases: string[] = [];
+    await m.prune(11, { onProgress: (_d, _t, phase) => phases.push(phase) });
+    for (const n of NAMES) expect(m.tree(n).versions(), n).toEqual([5, 10, 12]);
+    expect(toHex(m.appHashAt(5))).toBe(app[5]);
+    expect(toHex(m.appHashAt(10))).toBe(app[10]);
+    expect(phases.some((p) => p.startsWith("bank: "))).toBe(true);
+    m.close();
+
+    // Opened without keepEvery, the snapshots are kept only when asked.
+    const dir2 = tempDir();
+    build(dir2, 12, { checkpointInterval: 3 });
+    const m2 = MultiTree.open(dir2, { stores: NAMES, checkpointInterval: 3 });
+    await m2.prune(11, { keepEvery: 6 });
+    for (const n of NAMES) expect(m2.tree(n).versions(), n).toEqual([6, 12]);
+    m2.close();
+  });
 });

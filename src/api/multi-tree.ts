@@ -5,19 +5,25 @@
  * interrupted: stores that reached it are rolled back to the last whole version (or, when every store reached it,
  * the marker is completed). Nothing is ever deleted on a guess: a marker that is missing is rebuilt from the stores
  * when they agree, and stores that contradict the marker make `open` refuse, naming each store and its version.
+ * A rollback of the folder ({@link MultiTree.rollback}) lowers the marker first, noting its target, then rolls back
+ * the stores: reopening after a crash in between finishes it.
  * @module
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { IavlError } from "../base/errors.js";
+import { IavlError, isIavlError } from "../base/errors.js";
+import { equalBytes, toHex } from "../base/bytes.js";
 import { parseOptions } from "../base/options.js";
-import { checkString, checkVersion } from "../base/validate.js";
-import { STORE_FILE } from "../sqlite/connection.js";
-import { CommitMarker, MARKER_FILE } from "../sqlite/commit-marker.js";
+import { checkObject, checkString, checkVersion } from "../base/validate.js";
+import { DEFAULT_BUSY_TIMEOUT_MS, STORE_FILE } from "../sqlite/connection.js";
+import { CommitMarker, MARKER_FILE, type MarkerState } from "../sqlite/commit-marker.js";
+import { rollbackStore } from "../sqlite/rollback.js";
+import { openStoreFolder, type OpenFolder } from "../checkpoint/store-folder.js";
 import type { PruneResult } from "../prune/pruner.js";
+import type { PruneOptions } from "./backend.js";
 import { commitInfoHash } from "./commit-info.js";
-import { MultiReader, storeNameSchema, type MultiReadOptions } from "./multi-reader.js";
+import { MultiReader, multiStoreNames, storeNameSchema, type MultiReadOptions } from "./multi-reader.js";
 import { openOptionsSchema } from "./options.js";
 import { StoreBackend } from "./store-backend.js";
 import { Tree } from "./tree.js";
@@ -47,6 +53,21 @@ export interface MultiCommitResult {
   appHash: Uint8Array;
 }
 
+/** A rollback of a multi-store folder: what {@link MultiTree.rollback} did, or {@link planMultiRollback} would do. */
+export interface MultiRollback {
+  /** The version every store is (or would be) back at. */
+  version: number;
+  /** The app hash of {@link version}. */
+  appHash: Uint8Array;
+  /** Every store of the folder, sorted by name: its root hash at {@link version}, and the versions after it it held. */
+  stores: Array<{ name: string; hash: Uint8Array; removed: number[] }>;
+  /**
+   * False when there was nothing to do: no store held a later version and the commit marker already ended at
+   * {@link version}. True also when only the marker needed it (stores already rolled back one by one).
+   */
+  needed: boolean;
+}
+
 export { multiStoreNames } from "./multi-reader.js";
 
 /** The folder of store `name` in multi-store folder `dir`. */
@@ -65,6 +86,24 @@ function storeVersions(path: string): Map<number, Uint8Array> {
   }
 }
 
+/** The latest committed version of a store (0 when it has none, or no store yet). */
+function storeLatest(path: string): number {
+  if (!existsSync(join(path, STORE_FILE))) return 0;
+  const r = Tree.openReadOnly(path);
+  try {
+    return r.version;
+  } finally {
+    r.close();
+  }
+}
+
+/** The stores of multi-store folder `dir`; `NOT_A_STORE` when it is not one. */
+function folderStores(dir: string): string[] {
+  const names = multiStoreNames(dir);
+  if (names === undefined) throw new IavlError("NOT_A_STORE", `${dir} is not a multi-store folder (no store under ${join(dir, "stores")})`);
+  return names;
+}
+
 /** Several named IAVL trees committed together. */
 export class MultiTree {
   private closed = false;
@@ -74,6 +113,8 @@ export class MultiTree {
     private readonly marker: CommitMarker,
     private readonly trees: Map<string, Tree>,
     private lastVersion: number,
+    /** The `keepEvery` the stores were opened with: what {@link prune} keeps by default. */
+    private readonly keepEvery: number | undefined,
   ) {}
 
   /** Opens (or creates) the multi-store in `dir` with the given stores. */
@@ -88,7 +129,7 @@ export class MultiTree {
     const marker = CommitMarker.open(join(dir, MARKER_FILE), o.durability);
     const trees = new Map<string, Tree>();
     try {
-      const { whole, rollbackTo } = recover(marker, names, held, latest);
+      const { whole, rollbackTo, endsRollback } = recover(marker, names, held, latest);
       const resolved = parseOptions(openOptionsSchema, { ...storeOptions, initialVersion: whole + 1 });
       for (const name of names) {
         const back = latest(name) > whole ? rollbackTo : undefined;
@@ -96,7 +137,11 @@ export class MultiTree {
       }
       const pending = marker.state().pending;
       if (pending !== undefined && pending > whole) marker.abandon(pending);
-      return new MultiTree(marker, trees, whole);
+      // An interrupted folder rollback is done once no store of the folder, opened here or not, is still ahead.
+      if (endsRollback && (multiStoreNames(dir) ?? []).every((n) => names.includes(n) || storeLatest(storeDir(dir, n)) <= whole)) {
+        marker.endRollback();
+      }
+      return new MultiTree(marker, trees, whole, o.keepEvery);
     } catch (e) {
       for (const t of trees.values()) t.close();
       marker.close();
@@ -110,6 +155,48 @@ export class MultiTree {
    */
   static openReadOnly(dir: string, options?: MultiReadOptions): MultiReader {
     return MultiReader.open(dir, options);
+  }
+
+  /**
+   * Rolls the multi-store folder `dir` (which no writer may hold) back to `version`: every store and the commit
+   * marker together, so that `MultiTree.open` reopens it at `version`. Rolling back one store alone (`Tree.rollback`
+   * on a folder under `stores/`) leaves it behind the others and the marker, which `open` refuses; this call also
+   * repairs such a folder, rolled back to a version every store still holds.
+   *
+   * Every store's writer lock is taken first (`LOCKED`, naming the holder, changes nothing). Then the marker forgets
+   * the versions after `version` and notes the rollback, each store deletes them, and the note is cleared: a crash
+   * part-way leaves a folder that `open` (or this call again) finishes rolling back.
+   *
+   * Throws `NOT_A_STORE` when `dir` is not a multi-store folder, `VERSION_NOT_FOUND` when `version` is after the
+   * marker's last whole version, `VERSION_PRUNED` / `VERSION_NOT_FOUND` naming a store that does not hold `version`,
+   * and `CORRUPT` when the stores' root hashes at `version` do not give the app hash the marker recorded for it; in
+   * each case nothing is changed.
+   */
+  static rollback(dir: string, version: number): MultiRollback {
+    checkString(dir, "dir");
+    checkVersion(version);
+    const names = folderStores(dir);
+    const folders: OpenFolder[] = [];
+    try {
+      for (const n of names) {
+        folders.push(openStoreFolder(storeDir(dir, n), { shardSize: 1000, sync: "full", busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS }));
+      }
+      const marker = CommitMarker.open(join(dir, MARKER_FILE), "full");
+      try {
+        const { plan, rows } = planRollback(dir, version, names, marker);
+        marker.beginRollback(version, rows);
+        for (const f of folders) rollbackStore(f.db, version);
+        marker.endRollback();
+        return plan;
+      } finally {
+        marker.close();
+      }
+    } finally {
+      for (const f of folders) {
+        f.db.close();
+        f.lock.release();
+      }
+    }
   }
 
   /** The store `name`. */
@@ -169,13 +256,27 @@ export class MultiTree {
     return h;
   }
 
-  /** Prunes every store up to `version`. */
-  async prune(version: number): Promise<Map<string, PruneResult>> {
+  /**
+   * Prunes every store up to `version`, as {@link Tree.prune} does, one store after another. `keepEvery` defaults to
+   * the `keepEvery` the multi-store was opened with, so that its snapshots stay; `onProgress` gets each store's
+   * phases, named `<store>: <phase>`. The marker forgets the app hashes of the versions no store keeps.
+   */
+  async prune(version: number, options: PruneOptions = {}): Promise<Map<string, PruneResult>> {
     this.open();
     checkVersion(version);
+    checkObject(options, "the prune options");
+    const { onProgress } = options;
+    if (onProgress !== undefined && typeof onProgress !== "function") throw new IavlError("INVALID_ARGUMENT", "onProgress must be a function");
+    const keepEvery = options.keepEvery ?? this.keepEvery;
     const out = new Map<string, PruneResult>();
-    for (const [name, t] of this.trees) out.set(name, await t.prune(version));
-    this.marker.forget(version, this.lastVersion);
+    for (const [name, t] of this.trees) {
+      const progress = onProgress === undefined ? undefined : (done: number, total: number, phase: string): void => onProgress(done, total, `${name}: ${phase}`);
+      out.set(name, await t.prune(version, { keepEvery, onProgress: progress }));
+    }
+    // Snapshots kept by keepEvery keep their app hashes.
+    const [first, ...rest] = [...this.trees.values()].map((t) => new Set(t.versions()));
+    const kept = [...first!].filter((v) => v <= version && rest.every((s) => s.has(v)));
+    this.marker.forget(version, this.lastVersion, kept);
     return out;
   }
 
@@ -208,7 +309,7 @@ function recover(
   names: string[],
   held: Map<string, Map<number, Uint8Array>>,
   latest: (name: string) => number,
-): { whole: number; rollbackTo: number | undefined } {
+): { whole: number; rollbackTo: number | undefined; endsRollback?: boolean } {
   const state = marker.state();
   const refuse: (why: string) => never = (why) => {
     const each = names.map((n) => `${n} at ${latest(n)}`).join(", ");
@@ -216,6 +317,12 @@ function recover(
   };
   // Stores with no version yet are new: they join at the next version.
   const started = names.filter((n) => latest(n) > 0);
+  if (state.rollingBackTo !== undefined) {
+    // A folder rollback was interrupted: the marker already dropped what follows its target, the stores go after it.
+    const to = state.rollingBackTo;
+    if (started.some((n) => latest(n) < to)) refuse(`a rollback to version ${to} was interrupted, and stores are behind it`);
+    return { whole: to, rollbackTo: to, endsRollback: true };
+  }
   if (state.empty) {
     // A new multi-store, or one whose marker was lost: the stores must agree, and then they prove the marker.
     const at = new Set(started.map(latest));
@@ -250,4 +357,76 @@ function commonVersions(names: string[], held: Map<string, Map<number, Uint8Arra
     rows.push({ version: v, appHash: commitInfoHash(new Map(names.map((n) => [n, held.get(n)!.get(v)!]))) });
   }
   return rows;
+}
+
+/**
+ * What rolling back multi-store folder `dir` to `version` would delete, checked as {@link MultiTree.rollback} checks
+ * it (the same errors), without changing anything and without taking any lock.
+ */
+export function planMultiRollback(dir: string, version: number): MultiRollback {
+  checkString(dir, "dir");
+  checkVersion(version);
+  const names = folderStores(dir);
+  const file = join(dir, MARKER_FILE);
+  // A lost marker is rebuilt by the rollback: plan it as an empty one.
+  const marker = existsSync(file) ? CommitMarker.open(file, "normal", true) : undefined;
+  try {
+    return planRollback(dir, version, names, marker).plan;
+  } finally {
+    marker?.close();
+  }
+}
+
+/**
+ * Checks a rollback of the folder to `version` against the marker and the stores, and gives what goes and the marker
+ * rows the target needs (all common versions up to it when the marker was lost, else its own row when missing).
+ */
+function planRollback(
+  dir: string,
+  version: number,
+  names: string[],
+  marker: CommitMarker | undefined,
+): { plan: MultiRollback; rows: Array<{ version: number; appHash: Uint8Array }> } {
+  const state: MarkerState = marker?.state() ?? { whole: 0, pending: undefined, empty: true, rollingBackTo: undefined };
+  if (!state.empty && version > state.whole) {
+    throw new IavlError("VERSION_NOT_FOUND", `cannot roll back ${dir} to version ${version}: the last version whole in every store is ${state.whole}`);
+  }
+  const held = new Map(names.map((n) => [n, storeVersions(storeDir(dir, n))]));
+  for (const n of names) {
+    if (held.get(n)!.has(version)) continue;
+    // The store says why (pruned, or never committed).
+    let why = `it holds no version ${version}`;
+    let pruned = false;
+    const r = Tree.openReadOnly(storeDir(dir, n));
+    try {
+      r.at(version);
+    } catch (e) {
+      if (!isIavlError(e, "VERSION_PRUNED") && !isIavlError(e, "VERSION_NOT_FOUND")) throw e;
+      [pruned, why] = [e.code === "VERSION_PRUNED", e.message];
+    } finally {
+      r.close();
+    }
+    throw new IavlError(pruned ? "VERSION_PRUNED" : "VERSION_NOT_FOUND", `cannot roll back ${dir} to version ${version}: store ${n}: ${why}; nothing was changed`);
+  }
+  const hashes = new Map(names.map((n) => [n, held.get(n)!.get(version)!]));
+  const appHash = commitInfoHash(hashes);
+  const recorded = marker?.appHashAt(version);
+  if (recorded !== undefined && !equalBytes(recorded, appHash)) {
+    throw new IavlError(
+      "CORRUPT",
+      `cannot roll back ${dir} to version ${version}: the stores' root hashes give app hash ${toHex(appHash)}, the commit marker recorded ${toHex(recorded)}; nothing was changed`,
+    );
+  }
+  const rows = state.empty
+    ? commonVersions(names, held).filter((r) => r.version <= version)
+    : recorded === undefined
+      ? [{ version, appHash }]
+      : [];
+  const stores = names.map((name) => ({
+    name,
+    hash: hashes.get(name)!,
+    removed: [...held.get(name)!.keys()].filter((v) => v > version).sort((a, b) => a - b),
+  }));
+  const needed = rows.length > 0 || state.whole !== version || state.pending !== undefined || state.rollingBackTo !== undefined || stores.some((s) => s.removed.length > 0);
+  return { plan: { version, appHash, stores, needed }, rows };
 }

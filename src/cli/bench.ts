@@ -25,7 +25,7 @@ export function registerBench(program: Command): void {
     .argument("[dir]", "where to put the scratch store (default: the OS temp folder); it is deleted after")
     .option("--versions <n>", "versions to commit", intArg(1), 200)
     .option("--changes <n>", "changes per version", intArg(1), 2000)
-    .action(action((dir: string | undefined, opts: BenchCliOptions, cmd: Command) => bench(dir, opts, cmd)));
+    .action(action((dir: string | undefined, opts: BenchCliOptions, cmd: Command) => bench(dir, opts, cmd), "none"));
 }
 
 /** A deterministic 32-byte key and 100-byte value per index. */

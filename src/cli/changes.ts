@@ -30,7 +30,7 @@ async function changes(dir: string, opts: ChangesCliOptions, cmd: Command): Prom
     for (const c of h.changes(opts.from, opts.to)) {
       if (g.json) {
         const value = c.value === null ? { value: null } : bytesJson("value", c.value, mode);
-        process.stdout.write(`${JSON.stringify({ version: c.version, ...bytesJson("key", c.key, mode), ...value })}\n`);
+        out(JSON.stringify({ version: c.version, ...bytesJson("key", c.key, mode), ...value }));
       } else if (c.value === null) out(`${c.version}  removed  ${bytesText(c.key, mode)}`);
       else out(`${c.version}  set      ${bytesText(c.key, mode)} = ${bytesText(c.value, mode)}`);
     }

@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import { encodeItems } from "../sync/wire.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { toHex } from "../base/bytes.js";
-import { action, globals, note, progress, UsageError, versionArg } from "./format.js";
+import { action, claimStdout, globals, note, progress, UsageError, versionArg } from "./format.js";
 import { pickVersion, withReader } from "./store.js";
 
 interface ExportOptions {
@@ -36,6 +36,8 @@ async function exportCmd(dir: string, opts: ExportOptions, cmd: Command): Promis
   if (opts.output === undefined && process.stdout.isTTY === true) {
     throw new UsageError("refusing to write a binary stream to a terminal: give -o FILE or redirect stdout");
   }
+  // stdout is for the stream: a failure must not put a JSON value there.
+  if (opts.output === undefined) claimStdout();
   return withReader(dir, async (h) => {
     const version = pickVersion(h, opts.version);
     const view = h.at(version);

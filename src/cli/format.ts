@@ -88,14 +88,40 @@ export function bytesJson(name: string, b: Uint8Array, mode: BytesMode): Record<
   return { [name]: s.text, [`${name}Encoding`]: s.encoding };
 }
 
+/** Set once anything was written to stdout: a failure then adds no JSON error value after it. */
+let stdoutUsed = false;
+/** While a command runs on every store of a folder with --json, the value each store's run gave. */
+let captured: unknown[] | undefined;
+
+/** Notes that the command writes to stdout itself (a data stream). */
+export function claimStdout(): void {
+  stdoutUsed = true;
+}
+
 /** Writes one line to stdout. */
 export function out(line: string): void {
+  stdoutUsed = true;
   process.stdout.write(line + "\n");
 }
 
-/** Writes a value as pretty JSON to stdout. */
+/** Writes a value as pretty JSON to stdout (kept for the combined value while a command runs on every store). */
 export function outJson(value: unknown): void {
+  if (captured !== undefined) {
+    captured.push(value);
+    return;
+  }
+  stdoutUsed = true;
   process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+}
+
+/**
+ * After a failure with `--json`: writes `{ "error": { code, message } }` to stdout unless the command already wrote
+ * there, so that stdout holds one JSON value whatever happened. On one line, as `changes --json` writes its values.
+ */
+export function outJsonError(code: string, message: string): void {
+  if (stdoutUsed) return;
+  captured = undefined;
+  out(JSON.stringify({ error: { code, message } }));
 }
 
 /** Writes one line to stderr, prefixed with the program name. */
@@ -161,35 +187,88 @@ export function progress(label: string, total: number | undefined): Progress {
 }
 
 let status = 0;
+let jsonAsked = false;
+
+/** How a command treats a multi-store folder (as `npm start` makes) given as its first argument. */
+export type FolderUse =
+  /**
+   * On the store `--store` names, else on every store in turn; with `--json` the stores' values are combined into
+   * one, `{ …summary, stores: [{ name, …value }] }`.
+   */
+  | "each"
+  /** On the store `--store` names; without it, a usage error. */
+  | "store"
+  /** The command handles the folder itself (its stores and commit marker together), and `--store` (see {@link folderOf}). */
+  | "folder"
+  /** The argument is not a store folder. */
+  | "none";
 
 /**
  * Wraps a command's action so that its result becomes the exit status ({@link lastStatus}): commander's
- * `parseAsync` ignores what actions return.
+ * `parseAsync` ignores what actions return. `folder` says how it runs on a multi-store folder; `summary` gives the
+ * fields a combined JSON value ("each") carries beside the stores, from the worst exit status.
  */
-export function action<A extends unknown[]>(fn: (...args: A) => number | Promise<number>): (...args: A) => Promise<void> {
+export function action<A extends unknown[]>(
+  fn: (...args: A) => number | Promise<number>,
+  folder: FolderUse = "store",
+  summary: (worst: number) => Record<string, unknown> = () => ({}),
+): (...args: A) => Promise<void> {
   return async (...args: A) => {
     const cmd = args[args.length - 1] as Command;
+    const json = globals(cmd).json;
+    jsonAsked = json;
     const dir = args[0];
-    const stores = typeof dir === "string" ? multiStoreNames(dir) : undefined;
+    const stores = typeof dir === "string" && folder !== "none" && folder !== "folder" ? multiStoreNames(dir) : undefined;
     if (stores === undefined || typeof dir !== "string") {
       status = await fn(...args);
       return;
     }
-    // A multi-store folder (as `npm start` makes): the command runs on the store named by --store, or on every
-    // store in turn for the commands that read a whole store.
     const asked = cmd.optsWithGlobals<{ store?: string }>().store;
-    const names = asked !== undefined ? [asked] : cmd.name() === "info" || cmd.name() === "verify" ? stores : undefined;
+    const names = asked !== undefined ? [asked] : folder === "each" ? stores : undefined;
     if (names === undefined) throw new UsageError(`${dir} holds several stores: pass --store with one of ${stores.join(", ")}`);
+    for (const name of names) storeIn(dir, stores, name);
+    const combine = json && asked === undefined;
+    if (combine) captured = [];
     let worst = 0;
     for (const name of names) {
-      if (!stores.includes(name)) throw new UsageError(`${dir} has no store ${name} (stores: ${stores.join(", ")})`);
-      if (names.length > 1 && !globals(cmd).json) process.stdout.write(`── store ${name}\n`);
+      if (names.length > 1 && !json) out(`── store ${name}`);
       const a = [...args] as A;
       a[0] = join(dir, "stores", name);
       worst = Math.max(worst, await fn(...a));
     }
+    if (combine) {
+      const values = captured ?? [];
+      captured = undefined;
+      outJson({ ...summary(worst), stores: names.map((name, i) => ({ name, ...(values[i] as object) })) });
+    }
     status = worst;
   };
+}
+
+/** A multi-store folder as a "folder" command sees it: its stores, and the one `--store` names, if any. */
+export interface Folder {
+  stores: string[];
+  store: string | undefined;
+}
+
+/** For a "folder" command: `dir` as a multi-store folder, or undefined when it is a plain store folder. */
+export function folderOf(dir: string, cmd: Command): Folder | undefined {
+  const stores = multiStoreNames(dir);
+  if (stores === undefined) return undefined;
+  const store = cmd.optsWithGlobals<{ store?: string }>().store;
+  if (store !== undefined) storeIn(dir, stores, store);
+  return { stores, store };
+}
+
+/** The folder of store `name` in multi-store folder `dir`; a usage error when it has no such store. */
+export function storeIn(dir: string, stores: readonly string[], name: string): string {
+  if (!stores.includes(name)) throw new UsageError(`${dir} has no store ${name} (stores: ${stores.join(", ")})`);
+  return join(dir, "stores", name);
+}
+
+/** True when the command that ran (or failed) asked for JSON. */
+export function jsonRequested(): boolean {
+  return jsonAsked;
 }
 
 /** The exit status of the last action run. */

@@ -11,7 +11,7 @@ import { action, globals, humanBytes, out, outJson } from "./format.js";
 export function registerInfo(program: Command): void {
   program
     .command("info")
-    .description("summarize a store: versions, checkpoints, shards, pages, disk use and the current writer")
+    .description("summarize a store: versions, checkpoints, shards, pages, disk use and the current writer (every store of a multi-store folder)")
     .argument("<dir>", "store folder")
     .action(
       action((dir: string, _opts: object, cmd: Command) => {
@@ -19,7 +19,7 @@ export function registerInfo(program: Command): void {
         if (globals(cmd).json) outJson(infoJson(info));
         else printInfo(info);
         return 0;
-      }),
+      }, "each"),
     );
 }
 

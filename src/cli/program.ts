@@ -2,12 +2,13 @@
  * The `iavlite` command line: the program, its global options, and how errors become one line and an exit status.
  *
  * Exit status: 0 success; 1 a fault, a refusal or a failure (`iavlite: <code>: <message>` on stderr for library
- * errors); 2 a bad command line (one line on stderr).
+ * errors); 2 a bad command line (one line on stderr). With `--json`, a failure also writes `{"error":{code,message}}`
+ * on stdout when the command wrote nothing there yet (code `USAGE` for a bad command line).
  * @module
  */
 import { Command, CommanderError, Option } from "commander";
 import { isIavlError } from "../base/errors.js";
-import { lastStatus, UsageError } from "./format.js";
+import { jsonRequested, lastStatus, outJsonError, UsageError } from "./format.js";
 import { registerBench } from "./bench.js";
 import { registerChanges } from "./changes.js";
 import { registerExport } from "./export.js";
@@ -83,36 +84,43 @@ export async function run(argv: string[]): Promise<number> {
     await buildProgram().parseAsync(argv, { from: "user" });
     return lastStatus();
   } catch (e) {
-    return report(e);
+    const r = report(e);
+    // With --json, stdout holds one JSON value also on failure (a bad command line is found before any action ran).
+    const end = argv.indexOf("--");
+    const json = jsonRequested() || (end === -1 ? argv : argv.slice(0, end)).includes("--json");
+    if (r.status !== 0 && r.code !== undefined && json) outJsonError(r.code, r.message);
+    return r.status;
   }
 }
 
-/** Prints `e` as one line on stderr and gives the exit status it means. */
-function report(e: unknown): number {
+/** Prints `e` as one line on stderr; gives the exit status it means, and its code and message for JSON. */
+function report(e: unknown): { status: number; code?: string; message: string } {
   if (e instanceof CommanderError) {
     // Help and version output are not errors; `iavlite` alone prints the help to stderr and counts as misuse.
-    if (e.exitCode === 0) return 0;
-    if (e.code === "commander.help" || e.code === "commander.helpDisplayed") return 2;
-    error(e.message.replace(/^error: /, ""));
-    return 2;
+    if (e.exitCode === 0) return { status: 0, message: "" };
+    if (e.code === "commander.help" || e.code === "commander.helpDisplayed") return { status: 2, message: "" };
+    const message = e.message.replace(/^error: /, "");
+    error(message);
+    return { status: 2, code: "USAGE", message };
   }
   if (e instanceof UsageError) {
     error(e.message);
-    return 2;
+    return { status: 2, code: "USAGE", message: e.message };
   }
   if (isIavlError(e)) {
     error(`${e.code}: ${e.message}`);
-    return 1;
+    return { status: 1, code: e.code, message: e.message };
   }
   const sys = e as NodeJS.ErrnoException;
   if (e instanceof Error && typeof sys.code === "string") {
     // A system error (a missing input file, a closed pipe) or SQLite's: expected enough not to need a stack.
     error(e.message.startsWith(sys.code) ? e.message : `${sys.code}: ${e.message}`);
-    return 1;
+    return { status: 1, code: sys.code, message: e.message };
   }
-  error(`internal error: ${e instanceof Error ? e.message : String(e)}${process.env["IAVLITE_DEBUG"] ? "" : " (IAVLITE_DEBUG=1 shows the stack)"}`);
+  const message = e instanceof Error ? e.message : String(e);
+  error(`internal error: ${message}${process.env["IAVLITE_DEBUG"] ? "" : " (IAVLITE_DEBUG=1 shows the stack)"}`);
   if (process.env["IAVLITE_DEBUG"] && e instanceof Error && e.stack !== undefined) process.stderr.write(e.stack + "\n");
-  return 1;
+  return { status: 1, code: "INTERNAL", message };
 }
 
 function error(message: string): void {

@@ -1,10 +1,13 @@
 /**
- * `iavlite prune <dir> --keep-recent N`: remove old versions and report the space reclaimed.
+ * `iavlite prune <dir> --keep-recent N`: remove old versions and report the space reclaimed. On a multi-store folder
+ * every store is pruned to the same version (`MultiTree.prune`), or only the one `--store` names.
  * @module
  */
 import type { Command } from "commander";
-import { humanBytes, action, globals, intArg, out, outJson, progress } from "./format.js";
+import { humanBytes, action, folderOf, globals, intArg, out, outJson, progress, storeIn } from "./format.js";
 import { storeFileIn } from "../sqlite/connection.js";
+import type { PruneResult } from "../prune/pruner.js";
+import { MultiTree } from "../api/multi-tree.js";
 import { Tree } from "../api/tree.js";
 
 interface PruneCliOptions {
@@ -17,17 +20,20 @@ export function registerPrune(program: Command): void {
   program
     .command("prune")
     .description("remove every version older than the N most recent (the latest is always kept); needs the writer lock")
-    .argument("<dir>", "store folder")
+    .argument("<dir>", "store folder, or multi-store folder (every store, unless --store names one)")
     .requiredOption("--keep-recent <N>", "keep the N most recent versions", intArg(1))
     .option("--keep-every <M>", "also keep every version that is a multiple of M and was committed as a checkpoint", intArg(1))
-    .action(action((dir: string, opts: PruneCliOptions, cmd: Command) => prune(dir, opts, cmd)));
+    .action(action((dir: string, opts: PruneCliOptions, cmd: Command) => prune(dir, opts, cmd), "folder"));
 }
 
 async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<number> {
+  const folder = folderOf(dir, cmd);
+  if (folder !== undefined && folder.store === undefined) return pruneFolder(dir, folder.stores, opts, cmd);
+  const path = folder?.store === undefined ? dir : storeIn(dir, folder.stores, folder.store);
   const g = globals(cmd);
-  storeFileIn(dir);
+  storeFileIn(path);
   // Refused with LOCKED, naming the holder, while another process writes the store.
-  const tree = Tree.open(dir);
+  const tree = Tree.open(path);
   try {
     const versions = tree.versions();
     const latest = tree.version;
@@ -54,5 +60,43 @@ async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<
     return 0;
   } finally {
     tree.close();
+  }
+}
+
+/** Prunes every store of a multi-store folder to one version, so that they keep the same versions. */
+async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions, cmd: Command): Promise<number> {
+  const g = globals(cmd);
+  // Refused with LOCKED, naming the holder, while another process writes the folder.
+  const multi = MultiTree.open(dir, { stores });
+  try {
+    const latest = multi.version;
+    const target = latest - opts.keepRecent;
+    const first = Math.min(...stores.map((n) => multi.tree(n).versions()[0] ?? latest));
+    let results = new Map<string, PruneResult>();
+    if (latest > 0 && target >= first) {
+      const bar = progress("prune", 0);
+      try {
+        results = await multi.prune(target, { keepEvery: opts.keepEvery, onProgress: (done, total, phase) => bar.update(done, total, `prune ${phase}`) });
+      } finally {
+        bar.stop();
+      }
+    }
+    const each = stores.map((name) => {
+      const r = results.get(name);
+      const kept = multi.tree(name).versions();
+      return { name, ...(r ?? { pruned: 0, keptFrom: kept[0] ?? latest, reclaimedBytes: 0, droppedShards: 0 }), kept };
+    });
+    if (g.json) outJson({ target, latest, stores: each });
+    else if (each.every((s) => s.pruned === 0)) out(`nothing to prune: ${opts.keepRecent} version(s) asked of ${stores.length} stores`);
+    else {
+      for (const s of each) {
+        // Snapshots kept by --keep-every are older than keptFrom.
+        const snapshots = s.kept.filter((v) => v < s.keptFrom).map((v) => `${v}, `).join("");
+        out(`${s.name}: pruned ${s.pruned} version(s) up to ${target}; kept ${snapshots}${s.keptFrom} … ${latest}; reclaimed ${humanBytes(s.reclaimedBytes)}`);
+      }
+    }
+    return 0;
+  } finally {
+    multi.close();
   }
 }

@@ -1,7 +1,10 @@
 /**
  * The commit marker of a multi-store (`commits.sqlite`): which version every store has committed, and its app hash.
  * A version is begun (its row written with no hash) before any store commits it and completed after all have, so
- * that reopening knows exactly which version a crash interrupted.
+ * that reopening knows exactly which version a crash interrupted. A rollback of the folder is recorded the same way:
+ * the marker drops the versions after the target and notes the target before any store deletes them, and the note
+ * is cleared once every store is back, so that reopening after a crash finishes the rollback instead of refusing
+ * stores that are ahead of the marker.
  * @module
  */
 import Database from "better-sqlite3";
@@ -21,6 +24,8 @@ export interface MarkerState {
   pending: number | undefined;
   /** True when the marker holds no row at all (new, or lost and recreated). */
   empty: boolean;
+  /** The version a rollback of the folder is bringing every store back to, while one is unfinished. */
+  rollingBackTo: number | undefined;
 }
 
 /** The open marker of one multi-store. */
@@ -39,6 +44,8 @@ export class CommitMarker {
       db.pragma("journal_mode = WAL");
       db.pragma(`synchronous = ${sync.toUpperCase()}`);
       db.exec("CREATE TABLE IF NOT EXISTS commits (version INTEGER PRIMARY KEY, app_hash BLOB)");
+      // At most one row: the target of an unfinished rollback.
+      db.exec("CREATE TABLE IF NOT EXISTS rollback (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL)");
     }
     db.pragma("busy_timeout = 10000");
     return new CommitMarker(db);
@@ -49,7 +56,10 @@ export class CommitMarker {
     const whole = (this.db.prepare("SELECT max(version) FROM commits WHERE app_hash IS NOT NULL").pluck().get() as number | null) ?? 0;
     const pending = (this.db.prepare("SELECT max(version) FROM commits WHERE app_hash IS NULL").pluck().get() as number | null) ?? undefined;
     const rows = this.db.prepare("SELECT count(*) FROM commits").pluck().get() as number;
-    return { whole, pending, empty: rows === 0 };
+    // A marker opened read-only may be older than the rollback table.
+    const noted = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rollback'").get() !== undefined;
+    const rollingBackTo = noted ? ((this.db.prepare("SELECT version FROM rollback").pluck().get() as number | undefined) ?? undefined) : undefined;
+    return { whole, pending, empty: rows === 0, rollingBackTo };
   }
 
   /** Records that the stores are about to commit `version`. */
@@ -81,9 +91,35 @@ export class CommitMarker {
     return h === undefined ? undefined : blob(h);
   }
 
-  /** Forgets the rows of versions ≤ `upTo` that are older than `latest` (after the stores pruned them). */
-  forget(upTo: number, latest: number): void {
-    this.db.prepare("DELETE FROM commits WHERE version <= ? AND version < ?").run(upTo, latest);
+  /**
+   * Forgets the rows of versions ≤ `upTo` that are older than `latest` (after the stores pruned them), except the
+   * versions in `kept` (snapshots the prune kept in every store).
+   */
+  forget(upTo: number, latest: number, kept: readonly number[] = []): void {
+    this.db
+      .prepare("DELETE FROM commits WHERE version <= ? AND version < ? AND version NOT IN (SELECT value FROM json_each(?))")
+      .run(upTo, latest, JSON.stringify(kept));
+  }
+
+  /**
+   * Begins a rollback of the folder to `version`, in one transaction: forgets every version after it (whole or
+   * begun), writes `rows` (the target's row when the marker lacks it), and notes the target, so that a crash before
+   * {@link endRollback} is finished by the next open. Called before any store deletes a version.
+   */
+  beginRollback(version: number, rows: Array<{ version: number; appHash: Uint8Array }>): void {
+    const ins = this.db.prepare("INSERT OR REPLACE INTO commits (version, app_hash) VALUES (?, ?)");
+    retryBusy(this.db, `rolling back to version ${version}`, () =>
+      this.db.transaction(() => {
+        this.db.prepare("DELETE FROM commits WHERE version > ?").run(version);
+        for (const r of rows) ins.run(r.version, r.appHash);
+        this.db.prepare("INSERT OR REPLACE INTO rollback (one, version) VALUES (1, ?)").run(version);
+      }).immediate(),
+    );
+  }
+
+  /** Ends a rollback begun by {@link beginRollback}, once every store is back at its target. */
+  endRollback(): void {
+    retryBusy(this.db, "ending a rollback", () => this.db.prepare("DELETE FROM rollback").run());
   }
 
   close(): void {
