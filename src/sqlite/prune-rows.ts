@@ -40,10 +40,8 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
   return writeTransaction(db, "pruning", (): PrunePlan => {
     const latest = store.latest()?.version ?? 0;
     const keepFrom = Math.min(upTo + 1, latest);
-    const cp = sql(db, "SELECT version, root_version, root_seq FROM versions WHERE checkpoint = 1 AND version <= ? ORDER BY version DESC LIMIT 1")
-      .raw()
-      .get(keepFrom) as [number, number | null, number | null] | undefined;
-    const base = cp !== undefined ? { version: cp[0], rootVersion: cp[1], rootSeq: cp[2] } : store.recordedBase();
+    // Never older than the base an earlier prune recorded: the operations before that are gone.
+    const base = store.replayBase(keepFrom);
     const prunedTo = metaNumber(db, "pruned_to") ?? 0;
     const earlier = sql(db, "SELECT version FROM versions WHERE version <= ?").pluck().all(prunedTo) as number[];
     const snapshots =
