@@ -4,7 +4,7 @@
  */
 import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
-import { metaNumber, recordRollback } from "./meta.js";
+import { metaNumber, recordRollback, setMeta } from "./meta.js";
 import { compactedTable, dropBranchTable, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { writeTransaction } from "./write-errors.js";
@@ -41,6 +41,33 @@ export function rollbackStore(db: Connection, version: number): number {
     for (const id of sql(db, "SELECT id FROM shards WHERE last > ?").pluck().all(base) as number[]) {
       sql(db, `DELETE FROM ${shardTable(id)} WHERE version > ?`).run(base);
     }
+    forgetPrunedPast(db, version, base);
     return removed;
   });
+}
+
+/**
+ * What pruning recorded about versions after `version` (a keepEvery snapshot older than the last prune's base) no
+ * longer holds once they are gone: the replay base, how far values and operations were pruned, and which versions'
+ * branches live in the compacted table. Left as they were, replays of the versions committed next would start from
+ * a deleted base, and their branches, written to shards, would be looked for in the compacted table.
+ */
+function forgetPrunedPast(db: Connection, version: number, base: number): void {
+  const recorded = metaNumber(db, "base_version");
+  if (recorded !== undefined && recorded > version) {
+    setMeta(db, "base_version", null);
+    setMeta(db, "base_root_version", null);
+    setMeta(db, "base_root_seq", null);
+  }
+  const prunedTo = metaNumber(db, "pruned_to");
+  if (prunedTo !== undefined && prunedTo > version) setMeta(db, "pruned_to", version);
+  const leavesTo = metaNumber(db, "leaves_pruned_to");
+  if (leavesTo !== undefined && leavesTo > version) setMeta(db, "leaves_pruned_to", version);
+  const through = metaNumber(db, "compact_through");
+  const gen = metaNumber(db, "compact_gen");
+  if (through !== undefined && gen !== undefined && through > base) {
+    // Rows newer than the base were written by checkpoints after `version` (as in the shards above).
+    sql(db, `DELETE FROM ${compactedTable(gen)} WHERE version > ?`).run(base);
+    setMeta(db, "compact_through", base);
+  }
 }
