@@ -115,12 +115,21 @@ export class ReadOnlyStore implements ReadonlyTree {
     return this.view(startRead(this.store, version));
   }
 
-  /** The net changes of each version in [`from`, `to`], as `Tree.changes` gives them. */
+  /**
+   * The net changes of each version in [`from`, `to`], as `Tree.changes` gives them, all of one history: once a
+   * rollback replaces a version the stream has read or is yet to read, its next step throws `VERSION_ROLLED_BACK`.
+   */
   *changes(from: number, to: number): IterableIterator<VersionChange> {
     this.open();
     checkVersionRange(from, to);
+    const since = this.store.rollbacks();
     for (let v = from; v <= to; v++) {
-      for (const c of this.view(startRead(this.store, v)).changes()) yield { version: v, key: c.key, value: c.value };
+      const start = startRead(this.store, v, since);
+      // A rollback below v replaced v, and every version read before it too if it went lower.
+      if (this.store.versionState(v, since) === "rolled-back") {
+        throw new IavlError("VERSION_ROLLED_BACK", `a rollback replaced versions of changes(${from}, ${to}) while it was read`);
+      }
+      for (const c of this.view(start).changes()) yield { version: v, key: c.key, value: c.value };
     }
   }
 

@@ -40,10 +40,13 @@ export interface ReadStart {
   since: number;
 }
 
-/** Reads the row of `version` to begin reading it; throws `VERSION_PRUNED` or `VERSION_NOT_FOUND` when it is not kept. */
-export function startRead(store: StoreReader, version: number): ReadStart {
-  // The count first: a rollback between the two reads then shows as a later one.
-  const since = store.rollbacks();
+/**
+ * Reads the row of `version` to begin reading it; throws `VERSION_PRUNED` or `VERSION_NOT_FOUND` when it is not kept.
+ * `since`: the rollbacks counted when a longer read (a change stream over many versions) began, so that a rollback
+ * during it shows in every version it reads after, not only in the one being read.
+ */
+export function startRead(store: StoreReader, version: number, since = store.rollbacks()): ReadStart {
+  // The count first (the default above): a rollback between the two reads then shows as a later one.
   const row = store.version(version);
   if (row === undefined) throw store.missing(version);
   return { row, since };
