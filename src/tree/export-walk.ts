@@ -41,16 +41,18 @@ export function* postOrder(root: number, src: NodeSource, resume: () => void): G
   }
 }
 
-/** The export item of node `n`: leaves carry their value (from `valueOf`), inner nodes none. */
+/**
+ * The export item of node `n`: leaves carry their value (from `valueOf`), inner nodes none. The value is a copy: the
+ * caller owns what it is handed, and writing into it must not change the tree.
+ */
 export function exportItem(t: NodeTable, n: number, valueOf: ValueOf): ExportNode {
   const key = latin1Bytes(t.key(n));
   const version = t.version(n);
-  return t.height(n) === 0 ? { key, value: valueOf(t, n), version, height: 0 } : { key, version, height: t.height(n) };
+  return t.height(n) === 0 ? { key, value: valueOf(t, n).slice(), version, height: 0 } : { key, version, height: t.height(n) };
 }
 
 /**
- * Yields the export items of every node under `root`, in {@link postOrder}. The yielded values are the tree's own
- * arrays, not copies.
+ * Yields the export items of every node under `root`, in {@link postOrder}, each the caller's own.
  *
  * @param root the root of the version to export; {@link NONE} (an empty tree) yields nothing.
  * @param src gives the children of inner nodes (loading them from storage if needed).

@@ -47,7 +47,8 @@ function existence(root: number, key: ByteString, src: NodeSource, valueOf: Valu
   }
   return {
     key: latin1Bytes(key),
-    value,
+    // A copy: the proof is the caller's, and writing into it must not change the tree.
+    value: value.slice(),
     leaf: {
       hash: ics23.HashOp.SHA256,
       prehashKey: ics23.HashOp.NO_HASH,
