@@ -27,8 +27,8 @@ const AUTO_PRUNE_KEEP_FREE = 0.25;
 export class StoreBackend implements Backend {
   readonly logsOps = true;
   private pruner: Pruner | undefined;
-  private autoPrunedTo = 0;
-  private autoPruning = false;
+  /** The newest automatic prune target asked of the pruner. */
+  private autoAsked = 0;
   private closed = false;
 
   private constructor(
@@ -116,41 +116,37 @@ export class StoreBackend implements Backend {
     await this.set.flush();
   }
 
-  prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
-    return this.pruneKeeping(upTo, opts, 0);
-  }
-
-  private async pruneKeeping(upTo: number, opts: PruneOptions, keepFree: number): Promise<PruneResult> {
+  async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
     // Pruning reads and rewrites the store: what is still queued for it must land first.
     await this.set.flush();
     if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
-    this.pruner ??= new Pruner(this.folder.file, this.options.busyTimeoutMs);
-    return this.pruner.prune(upTo, opts.keepEvery, opts.onProgress, keepFree);
+    return this.prunerOf().prune(upTo, opts.keepEvery, opts.onProgress);
+  }
+
+  private prunerOf(): Pruner {
+    this.pruner ??= new Pruner(
+      this.folder.file,
+      this.options.busyTimeoutMs,
+      this.options.keepRecent === undefined
+        ? undefined
+        : { keepEvery: this.options.keepEvery, keepFree: AUTO_PRUNE_KEEP_FREE, onError: (e) => this.report(e) },
+    );
+    return this.pruner;
   }
 
   /**
-   * Starts a background prune when the keepRecent policy asks for one. A failed one is reported to
-   * `onBackgroundError` and tried again after the next commit; commits go on meanwhile.
+   * Asks for a background prune when the keepRecent policy wants one. The prune thread takes the newest target
+   * whenever it is free, so commits never wait for it and never queue one prune behind another; a failed one is
+   * reported to `onBackgroundError` and tried again after the next commit.
    */
   private autoPrune(version: number): void {
     const keep = this.options.keepRecent;
     if (keep === undefined) return;
     const target = version - keep;
-    // Prune in steps of a tenth of the window, so that each prune has enough to do to be worth starting, and never
-    // queue one behind another: while one runs, the next commit after it ends asks for the newest target instead.
-    if (this.autoPruning || target < 1 || target - this.autoPrunedTo < Math.max(1, Math.floor(keep / 10))) return;
-    const before = this.autoPrunedTo;
-    this.autoPrunedTo = target;
-    this.autoPruning = true;
-    this.pruneKeeping(target, { keepEvery: this.options.keepEvery }, AUTO_PRUNE_KEEP_FREE)
-      .catch((e: unknown) => {
-        if (this.closed) return;
-        this.autoPrunedTo = before;
-        this.report(e);
-      })
-      .finally(() => {
-        this.autoPruning = false;
-      });
+    // In steps of a tenth of the window, so that each prune has enough to do to be worth starting.
+    if (target < 1 || target - this.autoAsked < Math.max(1, Math.floor(keep / 10))) return;
+    this.autoAsked = target;
+    this.prunerOf().autoTo(target);
   }
 
   private report(e: unknown): void {

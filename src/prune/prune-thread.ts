@@ -1,59 +1,172 @@
 /**
- * The prune worker (run by piscina): each task is one step of a prune on a connection of its own, opened for the
- * step and closed after it, so that the writer's thread only waits for the database, never for the work, and a
- * closing store can tell when no step holds its file.
+ * The prune thread (one long task run by piscina for the life of a store): it waits for work on the pruner's shared
+ * slots and port, and runs each prune whole, step after step, each step on a connection of its own opened for the
+ * step. It needs nothing from the owner's event loop, so automatic prunes keep up with a writer that commits in a
+ * loop that never yields; only explicit prunes' answers wait for the owner's event loop.
  * @module
  */
-import type { MessagePort } from "node:worker_threads";
+import { statSync } from "node:fs";
+import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 import { IavlError, type ErrorCode } from "../base/errors.js";
 import { openWriter, type Connection } from "../sqlite/connection.js";
-import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards, type PrunePlan } from "../sqlite/prune-rows.js";
+import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sqlite/prune-rows.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
 
-/** Slots of a pruner's control block (Int32): set to stop every step at its next boundary, … */
+/** Slots of a pruner's control block (Int32): set to stop every prune at its next step boundary, … */
 export const STOP = 0;
-/** … and the number of steps holding a connection. */
+/** … the number of steps holding a connection, … */
 export const ACTIVE = 1;
+/** … and a count bumped with every new request, which the idle thread waits on. */
+export const WAKE = 2;
 
-/** What every task carries. */
-interface TaskBase {
+/** Slots of a pruner's targets (Float64): the newest automatic prune target, and the last one reached. */
+export const AUTO_TARGET = 0;
+export const AUTO_DONE = 1;
+
+/** What a prune did. */
+export interface PruneResult {
+  /** Version rows removed. */
+  pruned: number;
+  /** The oldest version kept. */
+  keptFrom: number;
+  /** Bytes the store files shrank by (the database plus its WAL). */
+  reclaimedBytes: number;
+  /** Shards dropped whole. */
+  droppedShards: number;
+}
+
+/** An explicit prune asked of the thread. */
+export interface PruneRequest {
+  id: number;
+  upTo: number;
+  keepEvery: number | undefined;
+  keepFree: number;
+}
+
+/** A failure as it crosses back to the owner: errors lose their class and code between threads. */
+export interface Failure {
+  code: ErrorCode | undefined;
+  message: string;
+}
+
+/** What the thread tells its owner: progress or the end of an explicit prune (`id`), or a failed automatic one. */
+export type PruneReply =
+  | { id: number; progress: [done: number, total: number, phase: string] }
+  | { id: number; result: PruneResult }
+  | { id: number; failed: Failure }
+  | { auto: number; failed: Failure };
+
+/** The one task: where the store is, and how to reach the owner. */
+export interface PruneTask {
   file: string;
   busyTimeoutMs: number;
-  /** The pruner's control block: {@link STOP}, {@link ACTIVE}. */
+  /** {@link STOP}, {@link ACTIVE}, {@link WAKE}. */
   control: SharedArrayBuffer;
+  /** {@link AUTO_TARGET}, {@link AUTO_DONE}. */
+  targets: SharedArrayBuffer;
+  /** Automatic prunes: the snapshots they keep and the share of the file they leave free; undefined: none. */
+  auto: { keepEvery: number | undefined; keepFree: number } | undefined;
+  port: MessagePort;
 }
 
-/** One task: a step and its arguments. */
-export type PruneTask = TaskBase &
-  (
-    | { step: "mark"; upTo: number; keepEvery: number | undefined }
-    | { step: "leaves"; through: number; keepFrom: number; snapshots: number[]; versions: number }
-    | { step: "sweep"; through: number; snapshots: number[]; from: Uint8Array | undefined; pages: number }
-    | { step: "copy"; plan: PrunePlan; progress?: MessagePort }
-    | { step: "swap"; plan: PrunePlan }
-    | { step: "reclaim"; slices: number; keepFree: number }
-  );
+function fileBytes(file: string): number {
+  let n = 0;
+  for (const f of [file, `${file}-wal`]) {
+    try {
+      n += statSync(f).size;
+    } catch {
+      // absent: nothing to count
+    }
+  }
+  return n;
+}
+
+function failure(e: unknown): Failure {
+  return { code: e instanceof IavlError ? e.code : undefined, message: (e as Error).message };
+}
+
+/** Serves prunes until the owner sets {@link STOP}. */
+export default function serve(task: PruneTask): null {
+  const control = new Int32Array(task.control);
+  const targets = new Float64Array(task.targets);
+  const queue: PruneRequest[] = [];
+  let failedAt = -1;
+  const stopped = (): boolean => Atomics.load(control, STOP) !== 0;
+  try {
+    while (!stopped()) {
+      // Read before looking for work: a request made after the look bumps it, so the wait below returns at once.
+      const wake = Atomics.load(control, WAKE);
+      for (let m = receiveMessageOnPort(task.port); m !== undefined; m = receiveMessageOnPort(task.port)) queue.push(m.message as PruneRequest);
+      const job = queue.shift();
+      const target = targets[AUTO_TARGET]!;
+      if (job !== undefined) {
+        const progress = (done: number, total: number, phase: string): void => task.port.postMessage({ id: job.id, progress: [done, total, phase] } satisfies PruneReply);
+        try {
+          const result = prune(task, job.upTo, job.keepEvery, job.keepFree, progress);
+          task.port.postMessage({ id: job.id, result } satisfies PruneReply);
+        } catch (e) {
+          task.port.postMessage({ id: job.id, failed: failure(e) } satisfies PruneReply);
+        }
+      } else if (task.auto !== undefined && target > targets[AUTO_DONE]! && target !== failedAt) {
+        try {
+          prune(task, target, task.auto.keepEvery, task.auto.keepFree, () => undefined);
+          targets[AUTO_DONE] = target;
+        } catch (e) {
+          // Tried again once a newer target comes: the writer's next commits.
+          failedAt = target;
+          if (!stopped()) task.port.postMessage({ auto: target, failed: failure(e) } satisfies PruneReply);
+        }
+      } else Atomics.wait(control, WAKE, wake, 1000);
+    }
+  } finally {
+    task.port.close();
+  }
+  return null;
+}
+
+type Progress = (done: number, total: number, phase: string) => void;
 
 /**
- * A step's failure as it crosses back to the owner: errors lose their class and code between threads, so they
- * travel as data.
+ * One prune, whole, its steps in order (see pruner.ts). Each step can be repeated after a crash or a stop: nothing a
+ * kept version needs is removed before the step that makes it unnecessary has committed.
  */
-export interface StepFailure {
-  failed: { code: ErrorCode | undefined; message: string };
-}
-
-/** Runs one step (see {@link PruneTask}); a failure is returned as a {@link StepFailure}. */
-export default function run(task: PruneTask): unknown {
-  try {
-    return guarded(task);
-  } catch (e) {
-    const failure: StepFailure = { failed: { code: e instanceof IavlError ? e.code : undefined, message: (e as Error).message } };
-    return failure;
+function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, keepFree: number, onProgress: Progress): PruneResult {
+  const before = fileBytes(task.file);
+  const plan = step(task, (db) => markPruned(db, upTo, keepEvery));
+  onProgress(1, 5, "versions");
+  const through = plan.base?.version;
+  if (through !== undefined) {
+    // Rows superseded at or before the version replays start from are dead, a version at a time.
+    while (!step(task, (db) => pruneLeaves(db, through, plan.keepFrom, plan.snapshots, 16))) onProgress(2, 5, "values");
+    if (plan.droppedSnapshots) {
+      const bounds = [...plan.snapshots, through];
+      let from: Uint8Array | undefined;
+      do {
+        from = step(task, (db, checkStop) => {
+          let at = from;
+          for (let page = 0; page < 8 && (at = sweepLeaves(db, through, at, (rows) => deadRows(rows, bounds))) !== undefined; page++) checkStop();
+          return at;
+        });
+        onProgress(2, 5, "values of dropped snapshots");
+      } while (from !== undefined);
+    }
   }
+  if (plan.compactThrough >= 0) step(task, (db, checkStop) => copySurvivors(db, plan, (n) => onProgress(3, 5, `survivors (${n} nodes)`), checkStop));
+  step(task, (db) => swapShards(db, plan));
+  onProgress(4, 5, "shards");
+  while (step(task, (db) => reclaim(db, undefined, keepFree)) > 0) onProgress(4, 5, "reclaim");
+  onProgress(5, 5, "done");
+  return {
+    pruned: plan.removed,
+    keptFrom: plan.keepFrom,
+    reclaimedBytes: Math.max(0, before - fileBytes(task.file)),
+    droppedShards: plan.compactThrough >= 0 ? plan.dropShards.length : 0,
+  };
 }
 
-function guarded(task: PruneTask): unknown {
+/** Runs one step on a connection of its own, counted as active, unless the owner asked to stop. */
+function step<T>(task: PruneTask, fn: (db: Connection, checkStop: () => void) => T): T {
   const control = new Int32Array(task.control);
   Atomics.add(control, ACTIVE, 1);
   try {
@@ -64,49 +177,12 @@ function guarded(task: PruneTask): unknown {
     checkStop();
     const db = openWriter(task.file, "normal", task.busyTimeoutMs);
     try {
-      return step(db, task, checkStop);
+      return fn(db, checkStop);
     } finally {
       db.close();
     }
   } finally {
     Atomics.sub(control, ACTIVE, 1);
     Atomics.notify(control, ACTIVE);
-  }
-}
-
-function step(db: Connection, task: PruneTask, checkStop: () => void): unknown {
-  switch (task.step) {
-    case "mark":
-      return markPruned(db, task.upTo, task.keepEvery);
-    case "leaves":
-      return pruneLeaves(db, task.through, task.keepFrom, task.snapshots, task.versions);
-    case "sweep": {
-      const bounds = [...task.snapshots, task.through];
-      let from = task.from;
-      for (let i = 0; i < task.pages; i++) {
-        from = sweepLeaves(db, task.through, from, (rows) => deadRows(rows, bounds));
-        if (from === undefined) return { done: true };
-        checkStop();
-      }
-      return { done: false, from };
-    }
-    case "copy":
-      try {
-        copySurvivors(db, task.plan, (n) => task.progress?.postMessage(n), checkStop);
-      } finally {
-        task.progress?.close();
-      }
-      return null;
-    case "swap":
-      swapShards(db, task.plan);
-      return null;
-    case "reclaim": {
-      let free = 0;
-      for (let i = 0; i < task.slices; i++) {
-        if ((free = reclaim(db, undefined, task.keepFree)) === 0) break;
-        checkStop();
-      }
-      return free;
-    }
   }
 }

@@ -1,6 +1,7 @@
 /**
- * Pruning in the background: the steps run one after another in a piscina worker thread, each on a connection of
- * its own and in short transactions, while the owner goes on committing.
+ * Pruning in the background: one thread per store (a piscina worker running one long task, prune-thread.ts) runs
+ * each prune whole, step after step, each step on a connection of its own and in short transactions, while the
+ * owner goes on committing.
  *
  * 1. mark: version rows below the first kept version are deleted (readers get VERSION_PRUNED from then on) and the
  *    checkpoint that replays of kept versions start from is recorded as the base.
@@ -13,144 +14,158 @@
  * 5. reclaim: the freed pages are returned to the file system (incremental vacuum), so the file really shrinks; an
  *    automatic prune leaves them (up to a bound) for the next commits to reuse.
  *
- * Every step can be repeated after a crash: nothing a kept version needs is removed before the step that makes it
- * unnecessary has committed.
+ * Automatic prunes are asked through shared memory ({@link Pruner.autoTo}), so they progress with commits alone,
+ * even in a loop that never yields to the event loop; explicit prunes go through a port and answer through it.
  * @module
  */
-import { statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { IavlError } from "../base/errors.js";
-import type { PrunePlan } from "../sqlite/prune-rows.js";
-import { ACTIVE, STOP, type PruneTask, type StepFailure } from "./prune-thread.js";
+import { ACTIVE, AUTO_DONE, AUTO_TARGET, STOP, WAKE, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./prune-thread.js";
 
-/** What a prune did. */
-export interface PruneResult {
-  /** Version rows removed. */
-  pruned: number;
-  /** The oldest version kept. */
-  keptFrom: number;
-  /** Bytes the store files shrank by (the database plus its WAL). */
-  reclaimedBytes: number;
-  /** Shards dropped whole. */
-  droppedShards: number;
-}
+export type { PruneResult } from "./prune-thread.js";
 
 /** Progress: work done of a total in a named phase (totals are estimates for some phases). */
 export type PruneProgress = (done: number, total: number, phase: string) => void;
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-type Transferable = MessageChannel["port2"];
-
 const fromSource = import.meta.url.endsWith(".ts");
 const workerFile = fileURLToPath(new URL(fromSource ? "./prune-thread-boot.mjs" : "./prune-thread.js", import.meta.url));
 
-/** The longest {@link Pruner.close} waits for a step to reach its next boundary. */
-const CLOSE_WAIT_MS = 60_000;
-
-function fileBytes(file: string): number {
-  let n = 0;
-  for (const f of [file, `${file}-wal`]) {
-    try {
-      n += statSync(f).size;
-    } catch {
-      // absent: nothing to count
-    }
-  }
-  return n;
+/** What automatic prunes keep, and what they do when one fails. */
+export interface AutoPrune {
+  keepEvery: number | undefined;
+  /** The share of the file left free for the next commits to reuse. */
+  keepFree: number;
+  onError: (e: IavlError) => void;
 }
 
-/** Runs prunes of one store file, one at a time. */
+interface Waiting {
+  resolve: (r: PruneResult) => void;
+  reject: (e: IavlError) => void;
+  onProgress: PruneProgress | undefined;
+}
+
+/** Runs the prunes of one store file, one at a time, in one thread. */
 export class Pruner {
   private readonly pool: Piscina;
-  private readonly control = new SharedArrayBuffer(8);
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly control = new SharedArrayBuffer(12);
+  private readonly targets = new SharedArrayBuffer(16);
+  private readonly port: MessageChannel["port1"];
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 1;
   private closed = false;
 
   constructor(
-    private readonly file: string,
-    private readonly busyTimeoutMs: number,
+    file: string,
+    busyTimeoutMs: number,
+    private readonly auto: AutoPrune | undefined,
   ) {
-    this.pool = new Piscina({ filename: workerFile, minThreads: 0, maxThreads: 1, idleTimeout: 2000 });
+    // One thread from the start: piscina hands a task to a pool's first threads at once, without waiting for the
+    // event loop to hear that they are ready, so automatic prunes start even under a writer that never yields.
+    this.pool = new Piscina({ filename: workerFile, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+    // A failure of the pool is one of its thread: every prune waiting then fails, never the process.
+    this.pool.on("error", (e: unknown) => this.failAll(new IavlError("IO_ERROR", `the prune thread failed: ${(e as Error).message}`, { cause: e })));
+    const ch = new MessageChannel();
+    this.port = ch.port1;
+    this.port.on("message", (m: PruneReply) => this.reply(m));
+    this.port.unref();
+    const task: PruneTask = {
+      file,
+      busyTimeoutMs,
+      control: this.control,
+      targets: this.targets,
+      auto: auto === undefined ? undefined : { keepEvery: auto.keepEvery, keepFree: auto.keepFree },
+      port: ch.port2,
+    };
+    this.pool.run(task, { transferList: [ch.port2] }).catch((e: unknown) => {
+      if (!this.closed) this.failAll(new IavlError("IO_ERROR", `the prune thread failed: ${(e as Error).message}`, { cause: e }));
+    });
+    // The thread waits for work for as long as the store is open; it must not keep a process alive by itself.
+    for (const t of this.pool.threads) t.unref();
   }
 
   /**
-   * Removes every version ≤ `upTo` but the latest, and with `keepEvery` but the checkpointed multiples of it;
-   * prunes asked while one runs wait their turn. Free pages are returned to the file system until at most
-   * `keepFree` of the file is free (0: all of them).
+   * Removes every version ≤ `upTo` but the latest, and with `keepEvery` but the checkpointed multiples of it; prunes
+   * asked while one runs wait their turn. Free pages are returned to the file system until at most `keepFree` of the
+   * file is free (0: all of them).
    */
   prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress, keepFree = 0): Promise<PruneResult> {
     if (this.closed) return Promise.reject(new IavlError("CLOSED", "the store is closed"));
-    const next = this.queue.then(() => this.run(upTo, keepEvery, onProgress, keepFree));
-    this.queue = next.catch(() => undefined);
-    return next;
+    const id = this.nextId++;
+    const done = new Promise<PruneResult>((resolve, reject) => this.waiting.set(id, { resolve, reject, onProgress }));
+    this.port.ref();
+    this.port.postMessage({ id, upTo, keepEvery, keepFree } satisfies PruneRequest);
+    this.wake();
+    return done;
   }
 
-  private async task<T>(t: DistributiveOmit<PruneTask, "file" | "busyTimeoutMs" | "control">, transferList?: Transferable[]): Promise<T> {
-    const task = { ...t, file: this.file, busyTimeoutMs: this.busyTimeoutMs, control: this.control } as PruneTask;
-    const r = (await this.pool.run(task, transferList ? { transferList } : {})) as T | StepFailure;
-    if (typeof r === "object" && r !== null && "failed" in r) {
-      throw new IavlError(r.failed.code ?? "CORRUPT", `pruning failed at its ${t.step} step: ${r.failed.message}`);
-    }
-    return r;
+  /** Asks for an automatic prune of every version ≤ `target` (a newer target replaces one not yet reached). */
+  autoTo(target: number): void {
+    if (this.closed || this.auto === undefined) return;
+    const t = new Float64Array(this.targets);
+    if (target <= t[AUTO_TARGET]!) return;
+    t[AUTO_TARGET] = target;
+    this.wake();
   }
 
-  private async run(upTo: number, keepEvery: number | undefined, onProgress: PruneProgress | undefined, keepFree: number): Promise<PruneResult> {
-    const before = fileBytes(this.file);
-    const plan = await this.task<PrunePlan>({ step: "mark", upTo, keepEvery });
-    onProgress?.(1, 5, "versions");
-    const through = plan.base?.version;
-    if (through !== undefined) {
-      // Rows superseded at or before the version replays start from are dead, a version at a time.
-      while (!(await this.task<boolean>({ step: "leaves", through, keepFrom: plan.keepFrom, snapshots: plan.snapshots, versions: 16 }))) onProgress?.(2, 5, "values");
-      if (plan.droppedSnapshots) {
-        let r: { done: boolean; from?: Uint8Array };
-        let from: Uint8Array | undefined;
-        do {
-          r = await this.task<{ done: boolean; from?: Uint8Array }>({ step: "sweep", through, snapshots: plan.snapshots, from, pages: 8 });
-          from = r.from;
-          onProgress?.(2, 5, "values of dropped snapshots");
-        } while (!r.done);
-      }
+  /** The newest target an automatic prune has reached. */
+  get autoDone(): number {
+    return new Float64Array(this.targets)[AUTO_DONE]!;
+  }
+
+  private wake(): void {
+    const control = new Int32Array(this.control);
+    Atomics.add(control, WAKE, 1);
+    Atomics.notify(control, WAKE);
+  }
+
+  private reply(m: PruneReply): void {
+    if ("auto" in m) {
+      if (!this.closed) this.auto?.onError(new IavlError(m.failed.code ?? "IO_ERROR", `an automatic prune to ${m.auto} failed: ${m.failed.message}`));
+      return;
     }
-    if (plan.compactThrough >= 0) {
-      const ch = new MessageChannel();
-      ch.port1.on("message", (n: number) => onProgress?.(3, 5, `survivors (${n} nodes)`));
-      ch.port1.unref();
-      try {
-        await this.task({ step: "copy", plan, progress: ch.port2 }, [ch.port2]);
-      } finally {
-        ch.port1.close();
-      }
+    const w = this.waiting.get(m.id);
+    if (w === undefined) return;
+    if ("progress" in m) {
+      w.onProgress?.(...m.progress);
+      return;
     }
-    await this.task({ step: "swap", plan });
-    onProgress?.(4, 5, "shards");
-    while ((await this.task<number>({ step: "reclaim", slices: 16, keepFree })) > 0) onProgress?.(4, 5, "reclaim");
-    onProgress?.(5, 5, "done");
-    return {
-      pruned: plan.removed,
-      keptFrom: plan.keepFrom,
-      reclaimedBytes: Math.max(0, before - fileBytes(this.file)),
-      droppedShards: plan.compactThrough >= 0 ? plan.dropShards.length : 0,
-    };
+    this.settled(m.id);
+    if ("result" in m) w.resolve(m.result);
+    else w.reject(new IavlError(m.failed.code ?? "CORRUPT", `pruning failed: ${m.failed.message}`));
+  }
+
+  private settled(id: number): void {
+    this.waiting.delete(id);
+    if (this.waiting.size === 0) this.port.unref();
+  }
+
+  private failAll(e: IavlError): void {
+    for (const [id, w] of [...this.waiting]) {
+      this.settled(id);
+      w.reject(e);
+    }
   }
 
   /**
-   * Stops pruning: a running prune ends at its next step boundary (its promise rejects with `CLOSED`; running it
-   * again later is safe), and later steps never start. Returns once no step holds a connection to the file, so
-   * that the store's lock can be released with nothing left writing.
+   * Stops pruning: a running prune ends at its next step boundary (running it again later is safe), and prunes still
+   * waiting reject with `CLOSED`. Returns once no step holds a connection to the file, so that the store's lock can
+   * be released with nothing left writing; each step is short (bounded transactions), so this waits as long as it
+   * takes rather than release the lock under a thread that still writes.
    */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     const control = new Int32Array(this.control);
     Atomics.store(control, STOP, 1);
-    const deadline = Date.now() + CLOSE_WAIT_MS;
-    for (let active = Atomics.load(control, ACTIVE); active > 0 && Date.now() < deadline; active = Atomics.load(control, ACTIVE)) {
+    this.wake();
+    for (let active = Atomics.load(control, ACTIVE); active > 0; active = Atomics.load(control, ACTIVE)) {
       Atomics.wait(control, ACTIVE, active, 100);
     }
-    // The threads hold nothing now; letting them go may take a moment and need not be waited for.
+    this.failAll(new IavlError("CLOSED", "the store was closed before the prune ended; it is safe to run it again"));
+    this.port.close();
+    // The thread holds nothing now; letting it go may take a moment and need not be waited for.
     void this.pool.destroy().catch(() => undefined);
   }
 }

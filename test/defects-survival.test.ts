@@ -1,0 +1,149 @@
+/**
+ * Defects found by trying the store as a new user would, with option and call sequences no other test used (issue
+ * "A store that survives everything"); each test failed before its fix. The lifecycle simulator (sim/) finds more of
+ * the kind; its seeds run in simulate.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { IavlError, Tree } from "../src/index.js";
+import { tempDir } from "./backends.js";
+import { b } from "./helpers.js";
+
+function commitVersions(t: Tree, count: number, tag: string): void {
+  for (let i = 0; i < count; i++) {
+    const v = t.version + 1;
+    for (let j = 0; j < 5; j++) t.set(b(`k${(v * 7 + j) % 23}`), b(`${tag}-${v}-${j}`));
+    t.commit();
+  }
+}
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof IavlError) return e.code;
+    throw e;
+  }
+  return undefined;
+}
+
+describe("pruning with keepEvery", () => {
+  it("never moves the replay base back onto operations an earlier prune deleted", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { checkpointInterval: 7, keepEvery: 20, shardSize: 10 });
+    // Checkpoints at 7, 14, 20 (a snapshot), 27, …, 60 (a snapshot), 67, 74, 80 (a snapshot), 87.
+    commitVersions(t, 90, "a");
+    const want = t.at(79).hash;
+    // keepFrom 78: the base is checkpoint 74, whose row goes; operations up to 74 are deleted.
+    await t.prune(77, { keepEvery: 20 });
+    // keepFrom 79: the newest checkpoint row at or before it is now snapshot 60, older than the recorded base.
+    await t.prune(78, { keepEvery: 20 });
+    t.close();
+    // A proof and an audit need the version's tree, replayed from the base.
+    const again = Tree.open(dir, { checkpointInterval: 7, keepEvery: 20 });
+    expect(again.at(79).audit().ok).toBe(true);
+    expect(again.at(79).proof(b("k0")).exist).toBeDefined();
+    expect(again.at(79).hash).toEqual(want);
+    again.close();
+  });
+});
+
+describe("rollback below what pruning compacted", () => {
+  it("leaves a store that commits and reads every version after it", async () => {
+    const dir = tempDir();
+    let t = Tree.open(dir, { checkpointInterval: 18, keepEvery: 5, shardSize: 2 });
+    commitVersions(t, 19, "a");
+    // Drops the shards up to the base (checkpoint 18): the branches of versions up to 17 move to the compacted table.
+    await t.prune(18, { keepEvery: 5 });
+    t.close();
+    expect(Tree.rollback(dir, 5)).toBeGreaterThan(0);
+    t = Tree.open(dir, { checkpointInterval: 18, keepEvery: 5, shardSize: 2 });
+    commitVersions(t, 15, "b");
+    t.close();
+    t = Tree.open(dir, { checkpointInterval: 18, keepEvery: 5, shardSize: 2 });
+    commitVersions(t, 3, "c");
+    for (const v of t.versions()) expect(t.at(v).audit().ok).toBe(true);
+    expect(t.versions()).toContain(10);
+    t.close();
+  });
+});
+
+describe("a read-only change stream across a rollback", () => {
+  it("throws VERSION_ROLLED_BACK instead of going on in the new history", () => {
+    const dir = tempDir();
+    let t = Tree.open(dir, { checkpointInterval: 4 });
+    commitVersions(t, 20, "old");
+    t.close();
+    const reader = Tree.openReadOnly(dir);
+    const it = reader.changes(1, 20);
+    // Reads into version 3.
+    for (let r = it.next(); !r.done && r.value.version < 3; r = it.next());
+    Tree.rollback(dir, 5);
+    t = Tree.open(dir, { checkpointInterval: 4 });
+    commitVersions(t, 15, "new");
+    t.close();
+    expect(codeOf(() => [...{ [Symbol.iterator]: () => it }])).toBe("VERSION_ROLLED_BACK");
+    reader.close();
+  });
+});
+
+describe("values handed out by Tree.memory()", () => {
+  it("are copies: writing into an export's or a proof's value changes nothing", () => {
+    const t = Tree.memory();
+    t.set(b("k"), b("value"));
+    t.set(b("l"), b("other"));
+    t.commit();
+    for (const n of t.at(1).export()) n.value?.fill(0);
+    t.proof(b("k")).exist!.value!.fill(0);
+    expect(t.get(b("k"))).toEqual(b("value"));
+    expect(t.at(1).get(b("l"))).toEqual(b("other"));
+  });
+
+  it("are copies from a store too (values still held in memory before they land)", () => {
+    const t = Tree.open(tempDir(), { durability: "async" });
+    t.set(b("k"), b("value"));
+    t.commit();
+    t.proof(b("k")).exist!.value!.fill(0);
+    for (const n of t.at(1).export()) n.value?.fill(0);
+    expect(t.at(1).get(b("k"))).toEqual(b("value"));
+    t.close();
+  });
+});
+
+describe("automatic prunes", () => {
+  it("progress in a loop of commits that never yields to the event loop", () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { keepRecent: 20, checkpointInterval: 10 });
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    for (let i = 0; i < 150; i++) {
+      commitVersions(t, 1, "x");
+      // Time passes as it does while a chain executes a block, but the event loop never turns.
+      Atomics.wait(pause, 0, 0, 4);
+    }
+    const kept = t.versions().length;
+    t.close();
+    // 20 kept, a step of 2 before the next prune starts, and the versions committed while the last one ran.
+    expect(kept).toBeLessThan(60);
+  });
+
+  it("and an explicit prune beside them settle without taking the process down", async () => {
+    const t = Tree.open(tempDir(), { checkpointInterval: 13, keepRecent: 18, keepEvery: 13 });
+    for (let i = 0; i < 17; i++) {
+      commitVersions(t, 1, "y");
+      await new Promise((r) => setImmediate(r));
+    }
+    const pruning = [t.prune(5), t.prune(9, { keepEvery: 13 })];
+    commitVersions(t, 30, "z");
+    const results = await Promise.all(pruning);
+    expect(results[1]!.keptFrom).toBe(10);
+    expect(t.versions()).not.toContain(8);
+    t.close();
+  });
+
+  it("cut short by close reject with CLOSED", async () => {
+    const t = Tree.open(tempDir(), { checkpointInterval: 3 });
+    commitVersions(t, 40, "w");
+    const p = t.prune(39);
+    t.close();
+    await expect(p).rejects.toMatchObject({ code: "CLOSED" });
+  });
+});
