@@ -141,11 +141,12 @@ function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, kee
     while (!step(task, (db) => pruneLeaves(db, through, plan.keepFrom, plan.snapshots, 16))) onProgress(2, 5, "values");
     if (plan.droppedSnapshots) {
       const bounds = [...plan.snapshots, through];
+      const kept = (v: number): boolean => v >= plan.keepFrom || plan.snapshots.includes(v);
       let from: Uint8Array | undefined;
       do {
         from = step(task, (db, checkStop) => {
           let at = from;
-          for (let page = 0; page < 8 && (at = sweepLeaves(db, through, at, (rows) => deadRows(rows, bounds))) !== undefined; page++) checkStop();
+          for (let page = 0; page < 8 && (at = sweepLeaves(db, through, at, (rows) => deadRows(rows, bounds, kept))) !== undefined; page++) checkStop();
           return at;
         });
         onProgress(2, 5, "values of dropped snapshots");

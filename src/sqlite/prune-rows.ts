@@ -32,26 +32,26 @@ export interface PrunePlan {
 }
 
 /**
- * Removes version rows below `keepFrom` = min(upTo + 1, latest), except, with `keepEvery`, the checkpointed versions
- * that are multiples of it, and plans the rest. Readers get VERSION_PRUNED for the removed versions from here on.
+ * Removes version rows below min(upTo + 1, latest), except, with `keepEvery`, the checkpointed versions that are
+ * multiples of it, and plans the rest. Readers get VERSION_PRUNED for the removed versions from here on.
  */
 export function markPruned(db: Connection, upTo: number, keepEvery: number | undefined): PrunePlan {
   const store = new StoreReader(db);
   return writeTransaction(db, "pruning", (): PrunePlan => {
     const latest = store.latest()?.version ?? 0;
-    const keepFrom = Math.min(upTo + 1, latest);
-    // Never older than the base an earlier prune recorded: the operations before that are gone.
-    const base = store.replayBase(keepFrom);
+    const asked = Math.min(upTo + 1, latest);
     const prunedTo = metaNumber(db, "pruned_to") ?? 0;
+    // An earlier prune may have gone further: the store stays pruned to there (its base, and how far values and
+    // operations went, never move back), and the versions left below it are its snapshots.
+    const keepFrom = Math.max(asked, prunedTo + 1);
+    // Read before the deletions below take the checkpoint rows it looks at.
+    const base = store.replayBase(keepFrom);
     const earlier = sql(db, "SELECT version FROM versions WHERE version <= ?").pluck().all(prunedTo) as number[];
-    const snapshots =
-      keepEvery === undefined
-        ? []
-        : (sql(db, "SELECT version FROM versions WHERE version < ? AND checkpoint = 1 AND version % ? = 0 ORDER BY version").pluck().all(keepFrom, keepEvery) as number[]);
     const removed =
-      snapshots.length === 0
-        ? sql(db, "DELETE FROM versions WHERE version < ?").run(keepFrom).changes
-        : db.prepare(`DELETE FROM versions WHERE version < ? AND version NOT IN (${snapshots.join(",")})`).run(keepFrom).changes;
+      keepEvery === undefined
+        ? sql(db, "DELETE FROM versions WHERE version < ?").run(asked).changes
+        : sql(db, "DELETE FROM versions WHERE version < ? AND NOT (checkpoint = 1 AND version % ? = 0)").run(asked, keepEvery).changes;
+    const snapshots = sql(db, "SELECT version FROM versions WHERE version < ? ORDER BY version").pluck().all(keepFrom) as number[];
     if (base !== undefined && base.version < keepFrom) {
       setMeta(db, "base_version", base.version);
       setMeta(db, "base_root_version", base.rootVersion);
