@@ -119,16 +119,20 @@ export class ReadOnlyStore implements ReadonlyTree {
    * The net changes of each version in [`from`, `to`], as `Tree.changes` gives them, all of one history: once a
    * rollback replaces a version the stream has read or is yet to read, its next step throws `VERSION_ROLLED_BACK`.
    */
-  *changes(from: number, to: number): IterableIterator<VersionChange> {
+  changes(from: number, to: number): IterableIterator<VersionChange> {
     this.open();
     checkVersionRange(from, to);
-    const since = this.store.rollbacks();
+    // Counted now, not at the first step: a rollback between the call and the first step counts too.
+    return this.changesSince(from, to, this.store.rollbacks());
+  }
+
+  private *changesSince(from: number, to: number, since: number): IterableIterator<VersionChange> {
     for (let v = from; v <= to; v++) {
-      const start = startRead(this.store, v, since);
-      // A rollback below v replaced v, and every version read before it too if it went lower.
+      // A rollback below v replaced v (or deleted it), and every version read before it too if it went lower.
       if (this.store.versionState(v, since) === "rolled-back") {
         throw new IavlError("VERSION_ROLLED_BACK", `a rollback replaced versions of changes(${from}, ${to}) while it was read`);
       }
+      const start = startRead(this.store, v, since);
       for (const c of this.view(start).changes()) yield { version: v, key: c.key, value: c.value };
     }
   }
