@@ -147,3 +147,53 @@ describe("automatic prunes", () => {
     await expect(p).rejects.toMatchObject({ code: "CLOSED" });
   });
 });
+
+describe("prunes found by the simulator", () => {
+  it("keep the removal rows of kept versions when dropped snapshots make them sweep every key", async () => {
+    const t = Tree.open(tempDir(), { checkpointInterval: 5 });
+    t.set(b("x"), b("1"));
+    t.set(b("y"), b("1"));
+    t.commit();
+    for (let v = 2; v <= 12; v++) {
+      t.set(b("y"), b(String(v)));
+      if (v === 10) t.remove(b("x"));
+      t.commit();
+    }
+    await t.prune(9, { keepEvery: 5 }); // keeps snapshot 5; 10 is the base and the first kept
+    await t.prune(9); // drops snapshot 5: a sweep of every key
+    expect([...t.changes(10, 10)].map((c) => [Buffer.from(c.key).toString(), c.value && Buffer.from(c.value).toString()])).toEqual([
+      ["x", null],
+      ["y", "10"],
+    ]);
+    t.close();
+  });
+
+  it("a prune to an older point than an earlier one moves nothing back", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { checkpointInterval: 5, keepEvery: 9 });
+    commitVersions(t, 35, "a");
+    await t.prune(30, { keepEvery: 9 });
+    await t.prune(12, { keepEvery: 9 });
+    commitVersions(t, 3, "b");
+    t.close();
+    const again = Tree.open(dir, { checkpointInterval: 5, keepEvery: 9 });
+    expect(again.versions()).toEqual([9, 18, 27, 31, 32, 33, 34, 35, 36, 37, 38]);
+    for (const v of again.versions()) expect(again.at(v).audit().ok).toBe(true);
+    again.close();
+  });
+
+  it("a read-only change stream made before a rollback that took all its versions throws VERSION_ROLLED_BACK", () => {
+    const dir = tempDir();
+    let t = Tree.open(dir, { checkpointInterval: 4 });
+    commitVersions(t, 10, "old");
+    t.close();
+    const reader = Tree.openReadOnly(dir);
+    const it = reader.changes(8, 10);
+    Tree.rollback(dir, 6);
+    t = Tree.open(dir, { checkpointInterval: 4 });
+    commitVersions(t, 1, "new");
+    t.close();
+    expect(codeOf(() => it.next())).toBe("VERSION_ROLLED_BACK");
+    reader.close();
+  });
+});

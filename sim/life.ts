@@ -1,0 +1,200 @@
+/**
+ * A life of a store as data: its options and its steps, all drawn from one seed. Steps name what to do, not the
+ * versions to do it to (those are resolved against the store's state when the step runs), so that a shrunk life,
+ * with steps left out, still runs.
+ * @module
+ */
+import { KEYS, type Op } from "./model.js";
+import { Random } from "./random.js";
+
+export type Durability = "normal" | "full" | "async";
+
+/** Options of a life's store (fixed for the life, but for durability, which each reopen may change). */
+export interface LifeOptions {
+  checkpointInterval: number;
+  keepRecent: number | undefined;
+  keepEvery: number | undefined;
+  memoryBudgetMiB: number | undefined;
+  shardSize: number;
+  initialVersion: number;
+  durability: Durability;
+}
+
+/** A fraction in [0, 1) that picks among what exists when the step runs. */
+type Pick = number;
+
+export type Step =
+  | { t: "write"; ops: Op[] }
+  | { t: "clear" }
+  | { t: "commit" }
+  /** Commits in a loop that never yields to the event loop, as a chain replaying blocks does. */
+  | { t: "burst"; versions: Op[][] }
+  | { t: "flush" }
+  | { t: "tick"; n: number }
+  | { t: "prune"; pick: Pick; keepEvery: boolean; wait: boolean }
+  | { t: "settle" }
+  | { t: "reopen"; durability: Durability }
+  | { t: "rollback"; pick: Pick }
+  | { t: "reader"; slot: number; action: "open" | "refresh" | "read" | "close" }
+  | { t: "view"; slot: number; from: "writer" | "reader"; pick: Pick }
+  | { t: "view-read"; slot: number; pick: Pick }
+  | { t: "stream"; slot: number; from: Pick; span: number }
+  | { t: "stream-step"; slot: number; n: number }
+  | { t: "export"; pick: Pick }
+  | { t: "crash"; seed: number; versions: number; killAfterMs: number; prune: boolean }
+  | { t: "cli" }
+  | { t: "check" };
+
+/** A whole life. */
+export interface Life {
+  seed: number;
+  options: LifeOptions;
+  steps: Step[];
+}
+
+/** What kinds of steps a life may draw (the test suite leaves out the slow ones). */
+export interface LifeKinds {
+  /** Child-process writers killed with SIGKILL. */
+  crash: boolean;
+  /** The CLI run as an operator would, in a child process. */
+  cli: boolean;
+}
+
+const SLOTS = 3;
+
+function value(r: Random): Uint8Array {
+  const size = r.weighted<number>([
+    [0, 1],
+    [r.int(1, 64), 8],
+    [r.int(1000, 5000), 1],
+  ]);
+  return r.bytes(size);
+}
+
+function ops(r: Random, n: number): Op[] {
+  const out: Op[] = [];
+  for (let i = 0; i < n; i++) out.push({ k: r.int(0, KEYS - 1), v: r.chance(0.25) ? null : value(r) });
+  return out;
+}
+
+function durability(r: Random): Durability {
+  return r.weighted<Durability>([
+    ["normal", 5],
+    ["full", 1],
+    ["async", 3],
+  ]);
+}
+
+/** Draws the life of `seed`. */
+export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
+  const r = new Random(seed);
+  const keepRecent = r.chance(0.6) ? r.int(1, 25) : undefined;
+  const options: LifeOptions = {
+    checkpointInterval: r.int(1, 20),
+    keepRecent,
+    keepEvery: r.chance(0.5) ? r.int(1, 20) : undefined,
+    memoryBudgetMiB: r.chance(0.3) ? 8 : undefined,
+    shardSize: r.pick([1, 2, 3, 5, 10, 1000]),
+    initialVersion: r.chance(0.2) ? r.int(2, 90) : 1,
+    durability: durability(r),
+  };
+  const steps: Step[] = [];
+  const count = r.int(Math.floor(maxSteps / 3), maxSteps);
+  type Kind = Step["t"];
+  const weights: Array<readonly [Kind, number]> = [
+    ["write", 30],
+    ["clear", 1],
+    ["commit", 25],
+    ["burst", 3],
+    ["flush", 2],
+    ["tick", 6],
+    ["prune", 4],
+    ["settle", 2],
+    ["reopen", 3],
+    ["rollback", 2],
+    ["reader", 5],
+    ["view", 4],
+    ["view-read", 5],
+    ["stream", 2],
+    ["stream-step", 4],
+    ["export", 1],
+    ["check", 3],
+    ...(kinds.crash ? ([["crash", 1.5]] as const) : []),
+    ...(kinds.cli ? ([["cli", 0.5]] as const) : []),
+  ];
+  for (let i = 0; i < count; i++) {
+    const slot = r.int(0, SLOTS - 1);
+    switch (r.weighted(weights)) {
+      case "write":
+        steps.push({ t: "write", ops: ops(r, r.weighted<number>([[r.int(1, 5), 6], [r.int(6, 40), 3], [r.int(100, 300), 1]])) });
+        break;
+      case "clear":
+        steps.push({ t: "clear" });
+        break;
+      case "commit":
+        steps.push({ t: "commit" });
+        break;
+      case "burst": {
+        const versions: Op[][] = [];
+        for (let v = r.int(5, 60); v > 0; v--) versions.push(ops(r, r.int(0, 6)));
+        steps.push({ t: "burst", versions });
+        break;
+      }
+      case "flush":
+        steps.push({ t: "flush" });
+        break;
+      case "tick":
+        steps.push({ t: "tick", n: r.int(1, 20) });
+        break;
+      case "prune":
+        steps.push({ t: "prune", pick: r.next(), keepEvery: r.chance(0.7), wait: r.chance(0.5) });
+        break;
+      case "settle":
+        steps.push({ t: "settle" });
+        break;
+      case "reopen":
+        steps.push({ t: "reopen", durability: r.chance(0.7) ? options.durability : durability(r) });
+        break;
+      case "rollback":
+        steps.push({ t: "rollback", pick: r.next() });
+        break;
+      case "reader":
+        steps.push({ t: "reader", slot, action: r.pick(["open", "open", "refresh", "read", "read", "close"] as const) });
+        break;
+      case "view":
+        steps.push({ t: "view", slot, from: r.chance(0.5) ? "writer" : "reader", pick: r.next() });
+        break;
+      case "view-read":
+        steps.push({ t: "view-read", slot, pick: r.next() });
+        break;
+      case "stream":
+        steps.push({ t: "stream", slot, from: r.next(), span: r.int(1, 30) });
+        break;
+      case "stream-step":
+        steps.push({ t: "stream-step", slot, n: r.int(1, 10) });
+        break;
+      case "export":
+        steps.push({ t: "export", pick: r.next() });
+        break;
+      case "crash":
+        steps.push({ t: "crash", seed: r.int(1, 2 ** 31), versions: r.int(2, 40), killAfterMs: r.int(0, 1500), prune: r.chance(0.4) });
+        break;
+      case "cli":
+        steps.push({ t: "cli" });
+        break;
+      case "check":
+        steps.push({ t: "check" });
+        break;
+    }
+  }
+  steps.push({ t: "settle" }, { t: "check" });
+  return { seed, options, steps };
+}
+
+/** The operations a crash child commits for its version number `i`: drawn from its own seed, so both sides agree. */
+export function childOps(seed: number, versions: number): Op[][] {
+  const r = new Random(seed);
+  const out: Op[][] = [];
+  for (let i = 0; i < versions; i++) out.push(ops(r, r.int(1, 12)));
+  return out;
+}
