@@ -3,6 +3,9 @@
  * "A store that survives everything"); each test failed before its fix. The lifecycle simulator (sim/) finds more of
  * the kind; its seeds run in simulate.test.ts.
  */
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
@@ -196,4 +199,46 @@ describe("prunes found by the simulator", () => {
     expect(codeOf(() => it.next())).toBe("VERSION_ROLLED_BACK");
     reader.close();
   });
+});
+
+describe("durability async, when the writer thread fails", () => {
+  /** A store at version 2 whose writer gives version 3 up: another connection holds the lock past its patience. */
+  async function failedWriter(dir: string, seen: IavlError[]): Promise<Tree> {
+    const t = Tree.open(dir, { durability: "async", busyTimeoutMs: 10, onBackgroundError: (e) => seen.push(e) });
+    commitVersions(t, 2, "a");
+    await t.flush();
+    const blocker = new Database(join(dir, "iavl.sqlite"));
+    blocker.exec("BEGIN IMMEDIATE");
+    commitVersions(t, 1, "b");
+    // The writer waits 60 busy timeouts (at least 6 s) for the lock, then gives the version up.
+    await sleep(6_500);
+    blocker.exec("ROLLBACK");
+    blocker.close();
+    return t;
+  }
+
+  it("close() reports the failure no caller saw to onBackgroundError instead of throwing it", async () => {
+    const dir = tempDir();
+    const seen: IavlError[] = [];
+    const t = await failedWriter(dir, seen);
+    t.close();
+    expect(seen.map((e) => e.code)).toEqual(["LOCKED"]);
+    const again = Tree.open(dir, { durability: "async" });
+    expect(again.version).toBe(2);
+    commitVersions(again, 2, "c");
+    await again.flush();
+    expect(again.versions()).toEqual([1, 2, 3, 4]);
+    again.close();
+  }, 20_000);
+
+  it("the next commit throws it and changes nothing; close() then reports nothing more", async () => {
+    const seen: IavlError[] = [];
+    const t = await failedWriter(tempDir(), seen);
+    t.set(b("k1"), b("after"));
+    expect(codeOf(() => t.commit())).toBe("LOCKED");
+    expect(t.version).toBe(3);
+    expect(t.get(b("k1"))).toEqual(b("after"));
+    t.close();
+    expect(seen).toEqual([]);
+  }, 20_000);
 });

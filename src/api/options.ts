@@ -50,8 +50,9 @@ export const openOptionsSchema = z
      */
     busyTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),
     /**
-     * Receives failures of background work that the store retries by itself (today: automatic prunes), so that
-     * commits go on. Default: `process.emitWarning`.
+     * Receives failures of background work: automatic prunes (retried after the next commits, which go on meanwhile),
+     * and, with durability "async", a failed write that no commit or flush reported before `close()`. Default:
+     * `process.emitWarning`.
      */
     onBackgroundError: z.custom<(error: IavlError) => void>((v) => typeof v === "function", "must be a function").optional(),
   })

@@ -149,11 +149,10 @@ export class StoreBackend implements Backend {
     this.prunerOf().autoTo(target);
   }
 
-  private report(e: unknown): void {
-    const error = e instanceof IavlError ? e : new IavlError("IO_ERROR", `an automatic prune failed: ${(e as Error).message}`, { cause: e });
+  private report(error: IavlError): void {
     const to = this.options.onBackgroundError;
     if (to !== undefined) to(error);
-    else process.emitWarning(`iavlite: an automatic prune failed and will be tried again: ${error.code}: ${error.message}`);
+    else process.emitWarning(`iavlite: background work failed: ${error.code}: ${error.message}`);
   }
 
   close(): void {
@@ -162,7 +161,9 @@ export class StoreBackend implements Backend {
     try {
       // A prune cut short is safe: every step can be run again.
       this.pruner?.close();
-      this.set.close();
+      // A close does not throw what failed in the background: it is reported as other background failures are.
+      const unseen = this.set.close();
+      if (unseen !== undefined) this.report(unseen);
     } finally {
       try {
         this.folder.db.close();

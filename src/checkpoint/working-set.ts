@@ -12,6 +12,7 @@ import type { CommitInput, Op } from "../tree/version-log.js";
 import type { Connection } from "../sqlite/connection.js";
 import type { LeafWrite, VersionRow, VersionWrite } from "../sqlite/rows.js";
 import { keyId } from "../base/bytes.js";
+import type { IavlError } from "../base/errors.js";
 import { digestBytes } from "../base/hash.js";
 import { ValueArena } from "../base/value-arena.js";
 import { packOps, type PackedOp } from "../sqlite/version-ops.js";
@@ -219,9 +220,9 @@ export class WorkingSet {
     this.residentEstimate += this.src.loads + 2 * Math.max(0, size - this.size);
     this.size = size;
     this.src.loads = 0;
-    if (this.residentEstimate > this.budgetNodes) {
-      // Evicted nodes are loaded back from disk, so they must be there first.
-      this.queue?.waitFor(c.version);
+    // Evicted nodes are loaded back from disk, so they must be there first. The version is committed by now: a
+    // writer that failed meanwhile refuses the next commit instead, so that this one stays whole.
+    if (this.residentEstimate > this.budgetNodes && (this.queue === undefined || this.queue.landed(c.version))) {
       this.residentEstimate = evict(t, root, this.keepDepth);
       // What stays is mostly dirty: the next commit checkpoints so that it can be evicted.
       if (this.residentEstimate > this.budgetNodes * 0.75) this.needCheckpoint = true;
@@ -266,11 +267,14 @@ export class WorkingSet {
     await this.queue?.flush();
   }
 
-  /** Lands what is queued and stops the writer and checkpointer threads; the connection is the owner's to close. */
-  close(): void {
+  /**
+   * Lands what is queued and stops the writer and checkpointer threads; the connection is the owner's to close.
+   * Returns a failure of the background writer that no caller has been told of yet.
+   */
+  close(): IavlError | undefined {
     this.trees.clear();
     try {
-      this.queue?.close();
+      return this.queue?.close();
     } finally {
       this.wal.close();
     }

@@ -39,9 +39,6 @@ export interface WriterFailure {
   code: ErrorCode | undefined;
 }
 
-/** The longest close() waits for the writer thread to close its connection (it only has to finish one statement). */
-const CLOSE_WAIT_MS = 60_000;
-
 /**
  * Returned buffers of each kind kept for reuse; the rest are left to the collector. Buffers are handed back rather
  * than dropped by the writer because the writer's heap is small and rarely collected, so the backing stores of
@@ -68,6 +65,8 @@ export class WriteQueue {
   private readonly spares: SpareBuffers = { nums: [], bytes: [] };
   private readonly queued: Queued[] = [];
   private failure: IavlError | undefined;
+  /** True once {@link failure} was thrown to a caller. */
+  private told = false;
   private exited = false;
   /** Bytes of the versions in {@link queued}. */
   private bytes = 0;
@@ -161,21 +160,35 @@ export class WriteQueue {
     }
   }
 
+  /** True once `version` is durable; false when the writer failed first (the failure is thrown at the next commit). */
+  landed(version: number): boolean {
+    const told = this.told;
+    try {
+      this.waitFor(version);
+      return true;
+    } catch (e) {
+      if (e !== this.failure) throw e;
+      // Swallowed here: no caller was told by this.
+      this.told = told;
+      return false;
+    }
+  }
+
   /**
    * Lands everything queued (unless the writer failed), then stops the writer thread and returns once it has closed
-   * its connection, so that the store's lock can be released with nothing left writing.
+   * its connection, so that the store's lock is released with nothing left writing: however long a version waits for
+   * a lock, a thread that may still write must not outlive its store's lock. Returns the writer's failure when no
+   * caller has been told of it yet, rather than throw it from a close.
    */
-  close(): void {
-    try {
-      const last = this.queued[this.queued.length - 1];
-      if (last !== undefined && this.failure === undefined) this.waitFor(last.version);
-    } finally {
-      this.worker.postMessage({ close: true });
-      // The thread's exit event cannot arrive while this thread waits, so the wait is bounded instead.
-      const deadline = Date.now() + CLOSE_WAIT_MS;
-      while (Atomics.load(this.state, CLOSED) === 0n && !this.exited && Date.now() < deadline) Atomics.wait(this.state, CLOSED, 0n, 100);
-      this.returns.port1.close();
-    }
+  close(): IavlError | undefined {
+    const last = this.queued[this.queued.length - 1];
+    if (last !== undefined) this.landed(last.version);
+    this.worker.postMessage({ close: true });
+    // The thread marks itself closed on every way out (see writer-thread.ts); its exit event cannot arrive meanwhile.
+    while (Atomics.load(this.state, CLOSED) === 0n && !this.exited) Atomics.wait(this.state, CLOSED, 0n, 100);
+    this.returns.port1.close();
+    this.check(false);
+    return this.told ? undefined : this.failure;
   }
 
   /** Versions handed to the writer and not yet on disk, oldest first. */
@@ -212,12 +225,16 @@ export class WriteQueue {
     Atomics.notify(this.state, CLOSED);
   }
 
-  private check(): void {
+  /** Throws the writer's failure, if any (`raise` false: only records it). */
+  private check(raise = true): void {
     if (this.failure === undefined && Atomics.load(this.state, FAILED) !== 0n) {
       const m = receiveMessageOnPort(this.errors.port1)?.message as WriterFailure | undefined;
       const why = `the background writer failed at version ${m?.version ?? "?"}: ${m?.message ?? "it stopped"}; versions after ${this.durable} were not stored (reopen the store to go on from there)`;
       this.failure = new IavlError(m?.code ?? "CORRUPT", why);
     }
-    if (this.failure !== undefined) throw this.failure;
+    if (this.failure !== undefined && raise) {
+      this.told = true;
+      throw this.failure;
+    }
   }
 }

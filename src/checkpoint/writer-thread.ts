@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { IavlError, isIavlError } from "../base/errors.js";
-import { openWriter } from "../sqlite/connection.js";
+import { openWriter, type Connection } from "../sqlite/connection.js";
 import { unpackWrite, type PackedWrite } from "../sqlite/packed-write.js";
 import type { VersionRows } from "../sqlite/rows.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
@@ -19,32 +19,54 @@ const PATIENCE_MS = 60 * Math.max(data.busyTimeoutMs, 100);
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 const state = new BigInt64Array(data.state);
 const wal = new Int32Array(data.walState);
-const db = openWriter(data.file, "normal", data.busyTimeoutMs);
-const store = new StoreWriter(db);
+/** Marks the thread closed (nothing of it writes any more): the owner's close() waits for exactly this. */
+function closed(): void {
+  Atomics.store(state, CLOSED, 1n);
+  Atomics.notify(state, CLOSED);
+}
+
+/** Reports a failure of `version`: nothing later may land, so that versions stay in order. */
+function failed(version: number, e: unknown): void {
+  const failure: WriterFailure = { version, message: (e as Error).message, code: e instanceof IavlError ? e.code : undefined };
+  data.errors.postMessage(failure);
+  Atomics.store(state, FAILED, 1n);
+  Atomics.notify(state, DURABLE);
+}
+
+let db: Connection;
+let store: StoreWriter;
+try {
+  db = openWriter(data.file, "normal", data.busyTimeoutMs);
+  store = new StoreWriter(db);
+} catch (e) {
+  // The owner may be blocked waiting for this thread, where no 'error' event reaches it.
+  failed(Number(state[DURABLE]) + 1, e);
+  closed();
+  throw e;
+}
 
 parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
   if (msg.close) {
     try {
       db.close();
     } finally {
-      Atomics.store(state, CLOSED, 1n);
-      Atomics.notify(state, CLOSED);
+      closed();
       parentPort!.close();
     }
     return;
   }
   const packed = msg.packed!;
-  const w = unpackWrite(packed);
+  let version = Number(state[DURABLE]) + 1;
   try {
     if (Atomics.load(state, FAILED) !== 0n) return;
+    const w = unpackWrite(packed);
+    version = w.version.version;
     boundWal(db, data.file);
     land(w);
-    Atomics.store(state, DURABLE, BigInt(w.version.version));
+    Atomics.store(state, DURABLE, BigInt(version));
     wakeCheckpointer(wal);
   } catch (e) {
-    const failure: WriterFailure = { version: w.version.version, message: (e as Error).message, code: e instanceof IavlError ? e.code : undefined };
-    data.errors.postMessage(failure);
-    Atomics.store(state, FAILED, 1n);
+    failed(version, e);
   }
   data.returns.postMessage(packed, [packed.nums.buffer as ArrayBuffer, packed.bytes.buffer as ArrayBuffer]);
   Atomics.notify(state, DURABLE);
