@@ -242,3 +242,16 @@ describe("durability async, when the writer thread fails", () => {
     expect(seen).toEqual([]);
   }, 20_000);
 });
+
+describe("a read-only change stream of a closed handle", () => {
+  it("throws CLOSED at its next step, not better-sqlite3's TypeError", () => {
+    const dir = tempDir();
+    const t = Tree.open(dir);
+    commitVersions(t, 3, "a");
+    t.close();
+    const reader = Tree.openReadOnly(dir);
+    const it = reader.changes(1, 3);
+    reader.close();
+    expect(codeOf(() => it.next())).toBe("CLOSED");
+  });
+});

@@ -17,6 +17,8 @@ const FOUND = [
   // A sweep (snapshots dropped) deleted the removal rows of kept versions, so changes() lost their removals; and a
   // prune to an older point than an earlier one moved the replay base back onto deleted operations (CORRUPT).
   2712176896,
+  // A change stream of a read-only handle closed meanwhile threw better-sqlite3's TypeError, not CLOSED.
+  1288740864,
 ];
 
 /** Lives run on every change: a spread of options (checkpoint intervals, keepRecent/keepEvery, tiny budgets, shards). */

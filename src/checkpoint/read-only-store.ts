@@ -128,6 +128,8 @@ export class ReadOnlyStore implements ReadonlyTree {
 
   private *changesSince(from: number, to: number, since: number): IterableIterator<VersionChange> {
     for (let v = from; v <= to; v++) {
+      // The handle may have been closed between two steps of the stream.
+      this.open();
       // A rollback below v replaced v (or deleted it), and every version read before it too if it went lower.
       if (this.store.versionState(v, since) === "rolled-back") {
         throw new IavlError("VERSION_ROLLED_BACK", `a rollback replaced versions of changes(${from}, ${to}) while it was read`);
