@@ -43,6 +43,12 @@ export type Step =
   | { t: "export"; pick: Pick }
   | { t: "crash"; seed: number; versions: number; killAfterMs: number; prune: boolean }
   | { t: "cli" }
+  /** With the writer closed, an operator's `iavlite rollback --yes` or `iavlite prune`. */
+  | { t: "cli-op"; rollback: boolean; pick: Pick; keepEvery: boolean }
+  /** `iavlite import` of an export of a kept version into a new folder, killed with SIGKILL after `killAfterMs`. */
+  | { t: "crash-import"; pick: Pick; killAfterMs: number }
+  /** A read-only handle in another process, reading for `ms` while this one goes on; checked at the next settle. */
+  | { t: "reader-process"; ms: number }
   | { t: "check" };
 
 /** A whole life. */
@@ -120,7 +126,8 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
     ["export", 1],
     ["check", 3],
     ...(kinds.crash ? ([["crash", 1.5]] as const) : []),
-    ...(kinds.cli ? ([["cli", 0.5]] as const) : []),
+    ...(kinds.cli ? ([["cli", 0.5], ["cli-op", 0.5]] as const) : []),
+    ...(kinds.crash ? ([["crash-import", 0.4], ["reader-process", 0.8]] as const) : []),
   ];
   for (let i = 0; i < count; i++) {
     const slot = r.int(0, SLOTS - 1);
@@ -181,6 +188,15 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
         break;
       case "cli":
         steps.push({ t: "cli" });
+        break;
+      case "cli-op":
+        steps.push({ t: "cli-op", rollback: r.chance(0.5), pick: r.next(), keepEvery: r.chance(0.5) });
+        break;
+      case "crash-import":
+        steps.push({ t: "crash-import", pick: r.next(), killAfterMs: r.int(0, 1500) });
+        break;
+      case "reader-process":
+        steps.push({ t: "reader-process", ms: r.int(100, 1500) });
         break;
       case "check":
         steps.push({ t: "check" });

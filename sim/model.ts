@@ -49,6 +49,8 @@ export const keyHex = (k: number): string => toHex(keyBytes(k));
 export class Model {
   /** The current history, by version. */
   readonly versions = new Map<number, Rec>();
+  /** Every version of every history, by "version:hash": what a reader in another process may have read. */
+  readonly ever = new Map<string, Rec>();
   epoch = 0;
   private work = new Map<string, Uint8Array>();
   private pending: Op[] = [];
@@ -93,6 +95,7 @@ export class Model {
     }
     const rec: Rec = { version, epoch: this.epoch, content: new Map(this.work), ops: this.pending, hash: toHex(hash), changes };
     this.versions.set(version, rec);
+    this.ever.set(`${version}:${rec.hash}`, rec);
     this.pending = [];
     return rec;
   }

@@ -86,6 +86,8 @@ class LifeRun {
   private views: Array<HeldView | undefined> = [];
   private streams: Array<HeldStream | undefined> = [];
   private pending = new Set<Promise<unknown>>();
+  /** Reader processes still running: each resolves to the lines it printed. */
+  private procs: Array<Promise<string[]>> = [];
   /** Versions at or below this may have been pruned (explicitly or automatically). */
   private floor = Number.NEGATIVE_INFINITY;
   /** keepEvery snapshots at or below this may have been pruned (by a prune that did not keep them). */
@@ -205,6 +207,13 @@ class LifeRun {
         return this.crash(s);
       case "cli":
         return this.cli();
+      case "cli-op":
+        return this.cliOp(s);
+      case "crash-import":
+        return this.crashImport(s);
+      case "reader-process":
+        this.readerProcess(s.ms);
+        return;
       case "check":
         this.checkAll();
         return;
@@ -270,6 +279,8 @@ class LifeRun {
 
   private async settle(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
+    const procs = this.procs.splice(0);
+    for (const lines of await Promise.all(procs)) this.checkReaderLines(lines);
   }
 
   private async rollback(pick: number): Promise<void> {
@@ -288,12 +299,142 @@ class LifeRun {
     }
     const to = versions[Math.floor(pick * versions.length)]!;
     Tree.rollback(this.dir, to);
+    this.rolledBack(to);
+    this.openWriter();
+    this.checkAll();
+  }
+
+  /** The model follows a rollback to `to`: a new history begins after it. */
+  private rolledBack(to: number): void {
     this.model.rollback(to);
     this.floor = Math.min(this.floor, to);
     this.snapFloor = Math.min(this.snapFloor, to);
     for (const v of [...this.gone]) if (v > to) this.gone.delete(v);
+  }
+
+  /** The kept versions, read with the writer closed. */
+  private keptOnDisk(): number[] {
+    const reader = Tree.openReadOnly(this.dir);
+    try {
+      return reader.versions();
+    } finally {
+      reader.close();
+    }
+  }
+
+  /** With the writer closed, `iavlite rollback --to V --yes` or `iavlite prune --keep-recent N`, as an operator runs them. */
+  private async cliOp(s: Extract<Step, { t: "cli-op" }>): Promise<void> {
+    if (this.model.latest === 0) return;
+    await this.settle();
+    this.closeWriter();
+    const kept = this.keptOnDisk();
+    if (s.rollback) {
+      const to = kept[Math.floor(s.pick * kept.length)]!;
+      this.iavlite(["rollback", this.dir, "--to", String(to), "--yes"]);
+      this.rolledBack(to);
+    } else {
+      const n = 1 + Math.floor(s.pick * 10);
+      const ke = s.keepEvery ? this.life.options.keepEvery : undefined;
+      this.iavlite(["prune", this.dir, "--keep-recent", String(n), ...(ke === undefined ? [] : ["--keep-every", String(ke)])]);
+      const latest = this.model.latest;
+      const upTo = latest - n;
+      this.floor = Math.max(this.floor, upTo);
+      if (ke === undefined) this.snapFloor = Math.max(this.snapFloor, upTo);
+      for (const v of this.model.versions.keys()) if (v <= upTo && v < latest && !(ke !== undefined && v % ke === 0)) this.gone.add(v);
+    }
     this.openWriter();
     this.checkAll();
+  }
+
+  /** Runs the CLI; fails the life unless it exits 0. */
+  private iavlite(args: string[]): string {
+    const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], { cwd: root, encoding: "utf8" });
+    if (r.status !== 0) this.fail(`iavlite ${args.join(" ")} exited ${r.status}: ${r.stdout.slice(0, 1000)} ${r.stderr.slice(0, 1000)}`);
+    return r.stdout;
+  }
+
+  /**
+   * Exports a kept version with the CLI beside the live writer, and imports it into a new folder with the CLI, killed
+   * with SIGKILL after `killAfterMs`: the folder must then hold the whole version or no store, and an import run again
+   * must succeed.
+   */
+  private async crashImport(s: Extract<Step, { t: "crash-import" }>): Promise<void> {
+    const kept = this.w.versions();
+    if (kept.length === 0) return;
+    await this.w.flush();
+    const v = kept[Math.floor(s.pick * kept.length)]!;
+    const rec = this.model.versions.get(v)!;
+    const work = mkdtempSync(join(tmpdir(), "iavlite-sim-import-"));
+    this.extra.push(work);
+    const file = join(work, "export.bin");
+    const target = join(work, "store");
+    const exported = spawnSync(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), "export", this.dir, "--version", String(v), "-o", file], { cwd: root, encoding: "utf8" });
+    if (exported.status !== 0) {
+      // Pruned meanwhile by an automatic prune: fine for a version it may take.
+      if (!this.mustKeep(v) && exported.stderr.includes("VERSION_PRUNED")) return;
+      this.fail(`iavlite export of ${v} exited ${exported.status}: ${exported.stderr.slice(0, 1000)}`);
+    }
+    const args = ["--import", "tsx", join(root, "src/cli/main.ts"), "import", target, "--version", String(v), "--hash", rec.hash, "-i", file];
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const killed = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), s.killAfterMs))]);
+    if (killed) child.kill("SIGKILL");
+    const code = await exited;
+    if (!killed && code !== 0) this.fail(`iavlite import exited ${code}: ${err.slice(0, 1000)}`);
+    let whole = false;
+    try {
+      const r = Tree.openReadOnly(target);
+      try {
+        whole = r.version === v && toHex(r.hash) === rec.hash;
+        if (!whole) this.fail(`a killed import left a store at ${r.version} ${toHex(r.hash)}, expected nothing or ${v} ${rec.hash}`);
+      } finally {
+        r.close();
+      }
+    } catch (e) {
+      if (e instanceof SimFailure) throw e;
+      if (codeOf(e) !== "NOT_A_STORE") this.fail(`after a killed import, opening the folder threw ${codeOf(e) ?? (e as Error).name}: ${(e as Error).message}`);
+    }
+    if (!whole) {
+      const again = spawnSync(process.execPath, args, { cwd: root, encoding: "utf8" });
+      if (again.status !== 0) this.fail(`iavlite import run again after a kill exited ${again.status}: ${again.stderr.slice(0, 1000)}`);
+    }
+    const imported = Tree.openReadOnly(target);
+    try {
+      this.checkView(() => imported.at(v), rec, `the CLI import of ${v}`, []);
+    } finally {
+      imported.close();
+    }
+  }
+
+  /** Starts a reader in another process; what it read is checked at the next settle. */
+  private readerProcess(ms: number): void {
+    if (this.model.latest === 0) return;
+    const child = spawn(process.execPath, ["--import", "tsx", join(here, "reader-process.ts"), this.dir, String(ms)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    this.procs.push(
+      new Promise((resolve) =>
+        child.on("exit", (code) => resolve(code === 0 ? out.trim().split("\n").filter((l) => l !== "") : [`failed ${code} ${err.slice(0, 1000)}`])),
+      ),
+    );
+  }
+
+  /** Each read of a reader process must be a whole version of some history, as committed. */
+  private checkReaderLines(lines: string[]): void {
+    for (const line of lines) {
+      if (line.startsWith("gone ")) continue;
+      if (line.startsWith("failed ")) this.fail(`a reader process ${line}`);
+      const [v, hash, pairs = ""] = line.split(" ");
+      const rec = this.model.ever.get(`${v}:${hash}`);
+      if (rec === undefined) this.fail(`a reader process read version ${v} with hash ${hash}, which no history committed`);
+      const got = pairs === "" ? [] : pairs.split(",");
+      const want = [...rec.content].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([k, val]) => `${k}=${toHex(val)}`);
+      if (got.join(",") !== want.join(",")) this.fail(`a reader process read version ${v} with other contents than it had (${got.length} keys, expected ${want.length})`);
+    }
   }
 
   /** Versions every store of this history must still hold. */
@@ -589,12 +730,11 @@ class LifeRun {
   private cli(): void {
     if (this.model.latest === 0) return;
     for (const args of [["verify", this.dir, "--all", "--json"], ["info", this.dir, "--json"]]) {
-      const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], { cwd: root, encoding: "utf8" });
-      if (r.status !== 0) this.fail(`iavlite ${args.join(" ")} exited ${r.status}: ${r.stdout.slice(0, 1000)} ${r.stderr.slice(0, 1000)}`);
+      const out = this.iavlite(args);
       try {
-        JSON.parse(r.stdout);
+        JSON.parse(out);
       } catch {
-        this.fail(`iavlite ${args[0]} --json printed no single JSON value: ${r.stdout.slice(0, 500)}`);
+        this.fail(`iavlite ${args[0]} --json printed no single JSON value: ${out.slice(0, 500)}`);
       }
     }
   }
