@@ -9,7 +9,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { b } from "./helpers.js";
+import { b, codeOf } from "./helpers.js";
 
 function commitVersions(t: Tree, count: number, tag: string): void {
   for (let i = 0; i < count; i++) {
@@ -17,16 +17,6 @@ function commitVersions(t: Tree, count: number, tag: string): void {
     for (let j = 0; j < 5; j++) t.set(b(`k${(v * 7 + j) % 23}`), b(`${tag}-${v}-${j}`));
     t.commit();
   }
-}
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof IavlError) return e.code;
-    throw e;
-  }
-  return undefined;
 }
 
 describe("pruning with keepEvery", () => {
