@@ -3,22 +3,27 @@
  * still fails, so that a report lists only the steps that matter.
  * @module
  */
-import type { Life } from "./life.js";
-import { runLife } from "./runner.js";
 
-/** Runs `life`; the failure's message, or undefined when it passes. */
-async function failure(life: Life): Promise<string | undefined> {
-  try {
-    await runLife(life);
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
-
-/** The smallest life found that still fails (any failure counts), and its failure. Steps after `at` go first. */
-export async function shrink(life: Life, at: number, budget = 200): Promise<{ life: Life; message: string }> {
-  let best: Life = at >= 0 ? { ...life, steps: life.steps.slice(0, at + 1) } : life;
+/**
+ * The smallest life found that still fails when `run` runs it (any failure counts), and its failure. Steps after
+ * `at` go first. Any kind of life: a store's (runLife) or a multi-store folder's (runMultiLife).
+ */
+export async function shrink<L extends { steps: readonly unknown[] }>(
+  life: L,
+  at: number,
+  run: (life: L) => Promise<unknown>,
+  budget = 200,
+): Promise<{ life: L; message: string }> {
+  /** Runs a life; the failure's message, or undefined when it passes. */
+  const failure = async (l: L): Promise<string | undefined> => {
+    try {
+      await run(l);
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  let best: L = at >= 0 ? { ...life, steps: life.steps.slice(0, at + 1) } : life;
   let message = await failure(best);
   if (message === undefined) return { life, message: "(did not fail again)" };
   let runs = 0;
