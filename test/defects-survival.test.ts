@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { IavlError, Tree } from "../src/index.js";
+import { IavlError, MultiTree, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b, codeOf } from "./helpers.js";
 
@@ -243,5 +243,49 @@ describe("a read-only change stream of a closed handle", () => {
     const it = reader.changes(1, 3);
     reader.close();
     expect(codeOf(() => it.next())).toBe("CLOSED");
+  });
+});
+
+describe("a read-only multi-store handle (found by the simulator's multi-store lives)", () => {
+  function commitMulti(m: MultiTree, count: number, tag: string): void {
+    for (let i = 0; i < count; i++) {
+      for (const name of m.names) m.tree(name).set(b(`k${i % 3}`), b(`${tag}-${m.version + 1}-${name}`));
+      m.commit();
+    }
+  }
+
+  it("answers VERSION_ROLLED_BACK for a version a rollback replaced since its refresh, not the new history", () => {
+    const dir = tempDir();
+    let m = MultiTree.open(dir, { stores: ["a", "b"] });
+    commitMulti(m, 5, "old");
+    m.close();
+    const reader = MultiTree.openReadOnly(dir);
+    expect(reader.latest).toBe(5);
+    MultiTree.rollback(dir, 3);
+    m = MultiTree.open(dir, { stores: ["a", "b"] });
+    commitMulti(m, 2, "new");
+    m.close();
+    expect(codeOf(() => reader.at("a", 5).get(b("k0")))).toBe("VERSION_ROLLED_BACK");
+    expect(codeOf(() => reader.appHashAt(4))).toBe("VERSION_ROLLED_BACK");
+    expect(reader.at("a", 3).get(b("k2"))).toEqual(b("old-3-a"));
+    reader.refresh();
+    expect(reader.at("a", 5).get(b("k1"))).toEqual(b("new-5-a"));
+    reader.close();
+  });
+
+  it("proves a store under the app hash of a version committed before another store joined the folder", () => {
+    const dir = tempDir();
+    let m = MultiTree.open(dir, { stores: ["a"] });
+    commitMulti(m, 2, "x");
+    m.close();
+    m = MultiTree.open(dir, { stores: ["a", "b"] });
+    commitMulti(m, 2, "y");
+    const appHash1 = m.appHashAt(1);
+    m.close();
+    const reader = MultiTree.openReadOnly(dir);
+    const proof = reader.appProof(1, "a");
+    expect(proof.exist?.value).toEqual(reader.at("a", 1).hash);
+    expect(reader.appHashAt(1)).toEqual(appHash1);
+    reader.close();
   });
 });

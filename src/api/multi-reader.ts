@@ -150,15 +150,17 @@ export class MultiReader {
   at(name: string, version: number): ReadonlyTree {
     const s = this.store(name);
     this.checkWhole(version);
-    return s.at(version);
+    // Of the history refresh() found whole: a rollback since then makes it VERSION_ROLLED_BACK, never the new one.
+    return s.atRefreshed(version);
   }
 
   /** The root hash of every store (served or not) at whole version `version`, each read checked whole. */
   storeHashes(version: number): Map<string, Uint8Array> {
     this.open();
     this.checkWhole(version);
-    // Begin every read before taking any hash, so that a rollback in between shows as VERSION_ROLLED_BACK.
-    const views = [...this.all].map(([n, s]) => [n, s.at(version)] as const);
+    // Begin every read before taking any hash, so that a rollback in between shows as VERSION_ROLLED_BACK. A store
+    // that joined the folder after `version` is not under its app hash.
+    const views = [...this.all].filter(([, s]) => s.firstVersion() <= version).map(([n, s]) => [n, s.atRefreshed(version)] as const);
     return new Map(views.map(([n, view]) => [n, view.hash]));
   }
 
@@ -170,7 +172,10 @@ export class MultiReader {
     this.open();
     if (this.marker === undefined) return null;
     this.checkWhole(version);
-    return this.marker.appHashAt(version) ?? commitInfoHash(this.storeHashes(version));
+    // Read first: VERSION_ROLLED_BACK when a rollback since refresh() replaced the version, whose new app hash the
+    // marker would otherwise give.
+    const hashes = this.storeHashes(version);
+    return this.marker.appHashAt(version) ?? commitInfoHash(hashes);
   }
 
   /**

@@ -29,6 +29,8 @@ export class ReadOnlyStore implements ReadonlyTree {
   private readonly store: StoreReader;
   private readonly trees: RebuiltTrees;
   private start: ReadStart | undefined;
+  /** Rollbacks recorded at the last {@link refresh}. */
+  private refreshedSince = 0;
   private closed = false;
 
   private constructor(private readonly db: Connection) {
@@ -75,6 +77,7 @@ export class ReadOnlyStore implements ReadonlyTree {
     this.open();
     const since = this.store.rollbacks();
     const latest = this.store.latest();
+    this.refreshedSince = since;
     this.start = latest === undefined ? undefined : { row: latest, since };
     return this.version;
   }
@@ -116,6 +119,32 @@ export class ReadOnlyStore implements ReadonlyTree {
   }
 
   /**
+   * @internal A view of `version` as of the last {@link refresh}: `VERSION_ROLLED_BACK` when a rollback since then
+   * replaced it, instead of a read of the new history's version of that number (a multi-store reader's whole
+   * version is one such).
+   */
+  atRefreshed(version: number): ReadonlyTree {
+    this.open();
+    checkVersion(version);
+    return this.view(this.startSince(version, this.refreshedSince));
+  }
+
+  /** @internal The first version this store committed or imported: it holds no version before it. */
+  firstVersion(): number {
+    this.open();
+    return this.store.firstVersion();
+  }
+
+  /** Begins reading `version`, unless a rollback after the first `since` replaced or deleted it. */
+  private startSince(version: number, since: number): ReadStart {
+    // Checked before the row is read: a rollback may have deleted it, which is no "never committed".
+    if (this.store.versionState(version, since) === "rolled-back") {
+      throw new IavlError("VERSION_ROLLED_BACK", `version ${version} was replaced by a rollback since this read began`);
+    }
+    return startRead(this.store, version, since);
+  }
+
+  /**
    * The net changes of each version in [`from`, `to`], as `Tree.changes` gives them, all of one history: once a
    * rollback replaces a version the stream has read or is yet to read, its next step throws `VERSION_ROLLED_BACK`.
    */
@@ -131,10 +160,7 @@ export class ReadOnlyStore implements ReadonlyTree {
       // The handle may have been closed between two steps of the stream.
       this.open();
       // A rollback below v replaced v (or deleted it), and every version read before it too if it went lower.
-      if (this.store.versionState(v, since) === "rolled-back") {
-        throw new IavlError("VERSION_ROLLED_BACK", `a rollback replaced versions of changes(${from}, ${to}) while it was read`);
-      }
-      const start = startRead(this.store, v, since);
+      const start = this.startSince(v, since);
       for (const c of this.view(start).changes()) yield { version: v, key: c.key, value: c.value };
     }
   }
