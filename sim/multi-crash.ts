@@ -30,7 +30,8 @@ interface ChildRun {
 /** How long a child may run before it is killed anyway (a hang is then a failure of the step). */
 const LIMIT_MS = 60_000;
 
-function runChild(args: ChildArgs, killAt: "opened" | "rollback", killAfterMs: number, poll: () => void): Promise<ChildRun> {
+/** Runs a child writer, killed `killAfterMs` after it started ("spawn"), opened, or announced its rollback. */
+function runChild(args: ChildArgs, killAt: "spawn" | "opened" | "rollback", killAfterMs: number, poll: () => void): Promise<ChildRun> {
   const child = spawn(process.execPath, ["--import", "tsx", join(here, "multi-crash-writer.ts"), JSON.stringify(args)], {
     cwd: join(here, ".."),
     stdio: ["ignore", "pipe", "pipe"],
@@ -55,6 +56,10 @@ function runChild(args: ChildArgs, killAt: "opened" | "rollback", killAfterMs: n
     timers.push(setTimeout(kill, after));
   });
   child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  if (killAt === "spawn") {
+    armed = true;
+    timers.push(setTimeout(kill, killAfterMs));
+  }
   timers.push(
     setTimeout(() => {
       hung = true;
@@ -97,6 +102,12 @@ export async function runCrash(run: MultiRun, s: Extract<MultiStep, { t: "crash"
   if (!child.killed && child.code !== 0) run.fail(`the child writer exited with ${child.code}: ${child.err.slice(0, 2000)}`);
   if (!child.lines.some((l) => l.startsWith("opened "))) run.fail(`the child writer did not open the folder: ${child.err.slice(0, 2000)}`);
   const next = replayChild(run, child.lines, childMultiOps(s.seed, s.versions));
+  if (s.relapse >= 0) {
+    // A writer restarted on the folder as the kill left it, killed again, maybe while its open recovers the folder.
+    const again = await runChild({ ...args, versions: 0, prune: false, rollbackAt: -1 }, "spawn", s.relapse, () => undefined);
+    run.log(`   second child ${again.killed ? "killed" : "finished"} after: ${again.lines.slice(-1).join("")}`);
+    if (!again.killed && again.code !== 0) run.fail(`a writer restarted after the kill exited with ${again.code}: ${again.err.slice(0, 2000)}`);
+  }
   if (s.inspect) inspectAfterKill(run);
   const e = catching(() => run.openWriter(false));
   if (e !== undefined) run.fail(`after the kill, MultiTree.open refused the folder: ${codeOf(e) ?? (e as Error).name}: ${(e as Error).message}`);

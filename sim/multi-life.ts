@@ -57,8 +57,9 @@ export type MultiStep =
   /**
    * A child-process writer commits `versions` versions (with `rollbackAt` ≥ 0 it closes after that many, rolls the
    * folder back to a kept version picked by `rollbackPick`, reopens and goes on) and is killed with SIGKILL
-   * `killAfterMs` after it opened, or after it announced its rollback (`killAt` "rollback"). With `inspect`, an
-   * operator runs `iavlite info` and `verify --all` on the folder as the kill left it, before it is reopened.
+   * `killAfterMs` after it opened, or after it announced its rollback (`killAt` "rollback"). With `relapse` ≥ 0 a
+   * second child opens the folder as the kill left it (recovering it) and is killed `relapse` ms after it started.
+   * With `inspect`, an operator runs `iavlite info` and `verify --all` on the folder as the kills left it.
    */
   | {
       t: "crash";
@@ -69,6 +70,7 @@ export type MultiStep =
       rollbackPick: Pick;
       killAt: "opened" | "rollback";
       killAfterMs: number;
+      relapse: number;
       inspect: boolean;
     }
   /** The CLI in a child process: `inspect` runs info and verify beside the writer; `beside` first tries prune/rollback with the writer open. */
@@ -201,6 +203,7 @@ export function drawMultiLife(seed: number, kinds: MultiKinds, maxSteps = 100): 
           rollbackPick: r.next(),
           killAt: rollback && r.chance(0.6) ? "rollback" : "opened",
           killAfterMs: r.int(0, 700),
+          relapse: r.chance(0.3) ? r.int(300, 1500) : -1,
           // Drawn last, and only with the CLI, so that lives without it draw as before.
           inspect: kinds.cli && r.chance(0.3),
         });
