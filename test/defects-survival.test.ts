@@ -289,3 +289,27 @@ describe("a read-only multi-store handle (found by the simulator's multi-store l
     reader.close();
   });
 });
+
+describe("a read-only multi-store handle opened before a store joined the folder", () => {
+  it("takes the new store in on refresh: app proofs of later versions verify, earlier ones still do", () => {
+    const dir = tempDir();
+    let m = MultiTree.open(dir, { stores: ["a"] });
+    m.tree("a").set(b("k"), b("1"));
+    m.commit();
+    m.close();
+    const reader = MultiTree.openReadOnly(dir);
+    m = MultiTree.open(dir, { stores: ["a", "b"] });
+    expect(reader.refresh()).toBe(1);
+    m.tree("a").set(b("k"), b("2"));
+    m.tree("b").set(b("k"), b("3"));
+    m.commit();
+    const app2 = m.appHashAt(2);
+    m.close();
+    expect(reader.refresh()).toBe(2);
+    expect(reader.names).toEqual(["a", "b"]);
+    expect(reader.appHashAt(2)).toEqual(app2);
+    expect(reader.appProof(2, "a").exist?.value).toEqual(reader.at("a", 2).hash);
+    expect(reader.appProof(1, "a").exist?.value).toEqual(reader.at("a", 1).hash);
+    reader.close();
+  });
+});

@@ -65,14 +65,22 @@ export class MultiReader {
   private readonly proved = new Map<number, { appHash: Uint8Array; hashes: Map<string, Uint8Array>; proofs: Map<string, CommitmentProof> }>();
 
   private constructor(
-    /** Every store of the folder, by name (sorted): the app hash covers them all. */
+    private readonly dir: string,
+    /** Every store of the folder, by name: the app hash covers them all. */
     private readonly all: Map<string, ReadOnlyStore>,
     /** The stores served, sorted. */
-    readonly names: readonly string[],
+    private served: string[],
+    /** True when the caller named no stores: stores that join the folder later are served too. */
+    private readonly everyStore: boolean,
     /** The commit marker; undefined for a plain store folder, which has no app hash. */
     private readonly marker: MarkerReader | undefined,
   ) {
     this.refresh();
+  }
+
+  /** The stores served, sorted. */
+  get names(): readonly string[] {
+    return this.served;
   }
 
   /**
@@ -98,7 +106,7 @@ export class MultiReader {
         if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} has stores but no commit marker (${MARKER_FILE})`);
         marker = MarkerReader.open(file);
       }
-      return new MultiReader(all, [...(o.stores ?? names)].sort(), marker);
+      return new MultiReader(dir, all, [...(o.stores ?? names)].sort(), o.stores === undefined, marker);
     } catch (e) {
       for (const s of all.values()) s.close();
       marker?.close();
@@ -125,9 +133,26 @@ export class MultiReader {
     this.open();
     // The marker first: a version it completed was committed by every store before.
     let v = this.marker?.whole() ?? Number.MAX_SAFE_INTEGER;
-    for (const s of this.all.values()) v = Math.min(v, s.refresh());
+    if (this.marker !== undefined) this.addJoined();
+    for (const s of this.all.values()) {
+      const latest = s.refresh();
+      // A store that joined the folder and has not committed yet is in no whole version.
+      if (latest > 0 || this.marker === undefined) v = Math.min(v, latest);
+    }
     this.whole = v;
     return v;
+  }
+
+  /**
+   * Opens the stores that joined the folder since: the app hashes of the versions after a join cover them, so proofs
+   * against those need their hashes.
+   */
+  private addJoined(): void {
+    for (const n of multiStoreNames(this.dir) ?? []) {
+      if (this.all.has(n)) continue;
+      this.all.set(n, ReadOnlyStore.open(join(this.dir, "stores", n)));
+      if (this.everyStore) this.served = [...this.served, n].sort();
+    }
   }
 
   /** The oldest version every store still holds (0 when none); reads each store's versions, so not for every request. */
@@ -160,7 +185,7 @@ export class MultiReader {
     this.checkWhole(version);
     // Begin every read before taking any hash, so that a rollback in between shows as VERSION_ROLLED_BACK. A store
     // that joined the folder after `version` is not under its app hash.
-    const views = [...this.all].filter(([, s]) => s.firstVersion() <= version).map(([n, s]) => [n, s.atRefreshed(version)] as const);
+    const views = [...this.all].filter(([, s]) => s.version > 0 && s.firstVersion() <= version).map(([n, s]) => [n, s.atRefreshed(version)] as const);
     return new Map(views.map(([n, view]) => [n, view.hash]));
   }
 
