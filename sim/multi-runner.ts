@@ -22,21 +22,6 @@ import { Random } from "./random.js";
 import { SimFailure, type LifeStats } from "./runner.js";
 
 /**
- * A known defect in src/ (reported, not fixed here): `MultiReader.at` and `appHashAt` do not notice a rollback since
- * the reader's last refresh, so a version the rollback replaced reads as VERSION_NOT_FOUND, or as the new history's
- * version of that number, instead of VERSION_ROLLED_BACK. While true, readers skip such versions; set it to false
- * once the defect is fixed, and those reads are checked too.
- */
-const TOLERATE_STALE_MULTI_READER = false;
-
-/**
- * A known defect in src/ (reported, not fixed here): `MultiReader.appProof(v, name)` of a version committed before a
- * store joined the folder throws VERSION_NOT_FOUND (it reads every store at `v`, the new one too), though `appHashAt`
- * and `at` answer for it. While true, such proofs may throw it.
- */
-const TOLERATE_PROOF_BEFORE_JOIN = false;
-
-/**
  * A known defect in src/ (reported, not fixed here): a `MultiReader` opened before a store joined the folder knows
  * only the stores there were, so `appProof` of any version after the join throws CORRUPT (the stores it knows do not
  * give the marker's app hash, which covers the new store). While true, such proofs may throw it.
@@ -50,8 +35,6 @@ interface HeldReader {
   /** Its version as of its last refresh, and the history it refreshed in. */
   latest: number;
   hist: History;
-  /** The lowest version a rollback went back to since that refresh: versions above it were replaced. */
-  replacedAbove: number;
 }
 
 interface HeldViews {
@@ -267,7 +250,6 @@ export class MultiRun {
 
   /** Notes that the folder was rolled back to `to`. */
   rolledBack(to: number): void {
-    for (const h of this.readers) if (h !== undefined) h.replacedAbove = Math.min(h.replacedAbove, to);
     this.model.rollback(to);
     this.histories++;
     this.floor = Math.min(this.floor, to);
@@ -488,7 +470,7 @@ export class MultiRun {
       const names = [...ro.names];
       const want = [...this.model.order].sort();
       if (names.join() !== want.join()) this.fail(`a reader opened with stores ${names.join(",")}, the folder has ${want.join(",")}`);
-      this.readers[slot] = { ro, names, latest: 0, hist: this.model.snapshot(), replacedAbove: Infinity };
+      this.readers[slot] = { ro, names, latest: 0, hist: this.model.snapshot() };
       this.refreshed(slot, ro.latest);
       return;
     }
@@ -506,18 +488,13 @@ export class MultiRun {
     if (latest !== want) this.fail(`reader ${slot} refreshed to ${latest}, expected ${want}`);
     held.latest = latest;
     held.hist = this.model.snapshot();
-    held.replacedAbove = Infinity;
   }
 
-  /**
-   * A version of the reader's history, at most its latest: the latest when `pick` < 0.4, else any. None while the
-   * known stale-reader defect would answer for it (see {@link TOLERATE_STALE_MULTI_READER}).
-   */
+  /** A version of the reader's history, at most its latest: the latest when `pick` < 0.4, else any. */
   private readerVersion(held: HeldReader, pick: number): number | undefined {
     if (held.latest === 0) return undefined;
     const versions = [...held.hist.appHashes.keys()].filter((x) => x <= held.latest);
-    const v = pick < 0.4 ? held.latest : versions[Math.floor(((pick - 0.4) / 0.6) * versions.length)];
-    return v !== undefined && TOLERATE_STALE_MULTI_READER && v > held.replacedAbove ? undefined : v;
+    return pick < 0.4 ? held.latest : versions[Math.floor(((pick - 0.4) / 0.6) * versions.length)];
   }
 
   /** What a reader's read of `rec` (store `name`, version `v`) may throw: nothing while it is the same version and kept. */
@@ -542,14 +519,13 @@ export class MultiRun {
     }
     const want = held.hist.appHashes.get(v)!;
     // The marker may have forgotten it (then the stores' hashes give it, unless a store lost the version).
-    this.readerTry(label, `appHashAt(${v})`, same && this.mustKeepApp(v) ? [] : [...GONE, "VERSION_NOT_FOUND"], () => {
+    this.readerTry(label, `appHashAt(${v})`, same && this.mustKeepApp(v) ? [] : GONE, () => {
       const got = toHex(held.ro.appHashAt(v)!);
       if (got !== want) this.fail(`${label}: appHashAt(${v}) gave ${got}, expected ${want}${same ? "" : " (of the history it refreshed in)"}`);
     });
     const holders = held.names.filter((n) => held.hist.recs.get(n)?.has(v) === true);
-    const beforeJoin = TOLERATE_PROOF_BEFORE_JOIN && holders.length < held.names.length;
     const name = this.r.pick(holders);
-    const base = same && !beforeJoin && holders.every((n) => this.mustKeep(n, v)) ? [] : [...GONE, "VERSION_NOT_FOUND"];
+    const base = same && holders.every((n) => this.mustKeep(n, v)) ? [] : GONE;
     const unknown = [...held.hist.recs].some(([n, recs]) => !held.names.includes(n) && recs.has(v));
     const allowed = TOLERATE_READER_BEFORE_JOIN && unknown ? [...base, "CORRUPT"] : base;
     this.readerTry(label, `appProof(${v}, ${name})`, allowed, () => {
