@@ -673,7 +673,8 @@ class LifeRun {
   private async crash(s: Extract<Step, { t: "crash" }>): Promise<void> {
     await this.settle();
     this.closeWriter();
-    const start = this.model.latest;
+    // Before the first commit, the child's first version is the initial one.
+    const start = this.model.latest === 0 ? this.life.options.initialVersion - 1 : this.model.latest;
     const child = spawn(process.execPath, ["--import", "tsx", join(here, "crash-writer.ts"), this.dir, JSON.stringify({ ...this.life.options, durability: this.durability }), String(s.seed), String(s.versions), s.prune ? "1" : "0"], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
@@ -711,7 +712,8 @@ class LifeRun {
       }
     }
     this.openWriter(false);
-    const reached = this.w.version;
+    // An empty store (killed before its first commit) is where it began.
+    const reached = this.w.version === 0 ? start : this.w.version;
     const lowest = this.durability === "async" ? start : committed;
     if (reached < lowest || reached > start + s.versions) this.fail(`after the kill the store is at ${reached}; the child had committed ${committed} (from ${start})`);
     const ops = childOps(s.seed, s.versions);
@@ -722,7 +724,7 @@ class LifeRun {
       const keep = this.life.options.keepRecent;
       if (keep !== undefined) this.floor = Math.max(this.floor, v - keep);
     }
-    if (toHex(this.w.hash) !== this.model.versions.get(reached)?.hash) this.fail(`after the kill, version ${reached} has hash ${toHex(this.w.hash)}, expected ${this.model.versions.get(reached)?.hash}`);
+    if (this.model.latest > 0 && toHex(this.w.hash) !== this.model.versions.get(reached)?.hash) this.fail(`after the kill, version ${reached} has hash ${toHex(this.w.hash)}, expected ${this.model.versions.get(reached)?.hash}`);
     this.checkAll();
   }
 
