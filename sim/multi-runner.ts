@@ -21,16 +21,9 @@ import { MultiModel, type History } from "./multi-model.js";
 import { Random } from "./random.js";
 import { SimFailure, type LifeStats } from "./runner.js";
 
-/**
- * A known defect in src/ (reported, not fixed here): a `MultiReader` opened before a store joined the folder knows
- * only the stores there were, so `appProof` of any version after the join throws CORRUPT (the stores it knows do not
- * give the marker's app hash, which covers the new store). While true, such proofs may throw it.
- */
-const TOLERATE_READER_BEFORE_JOIN = true;
-
 interface HeldReader {
   ro: MultiReader;
-  /** The stores it reads (the folder's when it opened). */
+  /** The stores it reads: the folder's as of its last refresh (it takes in stores that joined since it opened). */
   names: string[];
   /** Its version as of its last refresh, and the history it refreshed in. */
   latest: number;
@@ -457,20 +450,12 @@ export class MultiRun {
     if (this.mustKeepApp(v)) this.fail(`appHashAt(${v}) threw VERSION_NOT_FOUND, but its app hash must be kept (app floor ${this.appFloor})`);
   }
 
-  /** The whole version a reader of stores `names` must refresh to: none while one of them has not committed yet. */
-  private readerWhole(names: readonly string[]): number {
-    return names.every((n) => this.model.started(n)) ? this.model.version : 0;
-  }
-
   private reader(slot: number, action: "open" | "refresh" | "read" | "close", pick: number): void {
     const held = this.readers[slot];
     if (action === "open") {
       if (held !== undefined) return;
       const ro = MultiTree.openReadOnly(this.dir);
-      const names = [...ro.names];
-      const want = [...this.model.order].sort();
-      if (names.join() !== want.join()) this.fail(`a reader opened with stores ${names.join(",")}, the folder has ${want.join(",")}`);
-      this.readers[slot] = { ro, names, latest: 0, hist: this.model.snapshot() };
+      this.readers[slot] = { ro, names: [], latest: 0, hist: this.model.snapshot() };
       this.refreshed(slot, ro.latest);
       return;
     }
@@ -482,10 +467,13 @@ export class MultiRun {
     else this.readerRead(slot, held, pick);
   }
 
+  /** A reader opened or refreshed: at the model's version (a store not committed yet holds none back), every store. */
   private refreshed(slot: number, latest: number): void {
     const held = this.readers[slot]!;
-    const want = this.readerWhole(held.names);
-    if (latest !== want) this.fail(`reader ${slot} refreshed to ${latest}, expected ${want}`);
+    if (latest !== this.model.version) this.fail(`reader ${slot} refreshed to ${latest}, expected ${this.model.version}`);
+    held.names = [...held.ro.names];
+    const want = [...this.model.order].sort();
+    if (held.names.join() !== want.join()) this.fail(`reader ${slot} reads stores ${held.names.join(",")}, the folder has ${want.join(",")}`);
     held.latest = latest;
     held.hist = this.model.snapshot();
   }
@@ -518,16 +506,14 @@ export class MultiRun {
       this.checkView(() => held.ro.at(name, v), rec, `${label}: store ${name} at ${v}`, this.readerAllowed(name, v, rec));
     }
     const want = held.hist.appHashes.get(v)!;
-    // The marker may have forgotten it (then the stores' hashes give it, unless a store lost the version).
-    this.readerTry(label, `appHashAt(${v})`, same && this.mustKeepApp(v) ? [] : GONE, () => {
+    const holders = held.names.filter((n) => held.hist.recs.get(n)?.has(v) === true);
+    // A reader checks the version in every store, so a version any store may have pruned may throw, marker or not.
+    const allowed = same && holders.every((n) => this.mustKeep(n, v)) ? [] : GONE;
+    this.readerTry(label, `appHashAt(${v})`, allowed, () => {
       const got = toHex(held.ro.appHashAt(v)!);
       if (got !== want) this.fail(`${label}: appHashAt(${v}) gave ${got}, expected ${want}${same ? "" : " (of the history it refreshed in)"}`);
     });
-    const holders = held.names.filter((n) => held.hist.recs.get(n)?.has(v) === true);
     const name = this.r.pick(holders);
-    const base = same && holders.every((n) => this.mustKeep(n, v)) ? [] : GONE;
-    const unknown = [...held.hist.recs].some(([n, recs]) => !held.names.includes(n) && recs.has(v));
-    const allowed = TOLERATE_READER_BEFORE_JOIN && unknown ? [...base, "CORRUPT"] : base;
     this.readerTry(label, `appProof(${v}, ${name})`, allowed, () => {
       const proof = held.ro.appProof(v, name);
       const storeHash = held.hist.recs.get(name)!.get(v)!.hash;
