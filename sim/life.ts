@@ -68,7 +68,8 @@ export interface LifeKinds {
 
 const SLOTS = 3;
 
-function value(r: Random): Uint8Array {
+/** A value of a drawn size: empty now and then, mostly small, sometimes a few KB. */
+export function drawValue(r: Random): Uint8Array {
   const size = r.weighted<number>([
     [0, 1],
     [r.int(1, 64), 8],
@@ -79,7 +80,7 @@ function value(r: Random): Uint8Array {
 
 function ops(r: Random, n: number): Op[] {
   const out: Op[] = [];
-  for (let i = 0; i < n; i++) out.push({ k: r.int(0, KEYS - 1), v: r.chance(0.25) ? null : value(r) });
+  for (let i = 0; i < n; i++) out.push({ k: r.int(0, KEYS - 1), v: r.chance(0.25) ? null : drawValue(r) });
   return out;
 }
 
@@ -213,4 +214,11 @@ export function childOps(seed: number, versions: number): Op[][] {
   const out: Op[][] = [];
   for (let i = 0; i < versions; i++) out.push(ops(r, r.int(1, 12)));
   return out;
+}
+
+/** A step's fields after its kind, as `name=value` words, for logs and shrunk reports. */
+export function stepArgs(s: { t: string }): string {
+  const { t, ...rest } = s;
+  const args = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : String(v)}`);
+  return [t, ...args].join(" ");
 }

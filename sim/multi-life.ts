@@ -4,6 +4,7 @@
  * when the step runs, a version a fraction of what exists then, so that a shrunk life, with steps left out, still runs.
  * @module
  */
+import { drawValue, stepArgs } from "./life.js";
 import { KEYS } from "./model.js";
 import { Random } from "./random.js";
 
@@ -92,18 +93,9 @@ export interface MultiKinds {
 
 const SLOTS = 3;
 
-function value(r: Random): Uint8Array {
-  const size = r.weighted<number>([
-    [0, 1],
-    [r.int(1, 64), 8],
-    [r.int(1000, 5000), 1],
-  ]);
-  return r.bytes(size);
-}
-
 function ops(r: Random, n: number): MultiOp[] {
   const out: MultiOp[] = [];
-  for (let i = 0; i < n; i++) out.push({ s: r.int(0, STORE_NAMES.length - 1), k: r.int(0, KEYS - 1), v: r.chance(0.25) ? null : value(r) });
+  for (let i = 0; i < n; i++) out.push({ s: r.int(0, STORE_NAMES.length - 1), k: r.int(0, KEYS - 1), v: r.chance(0.25) ? null : drawValue(r) });
   return out;
 }
 
@@ -236,10 +228,7 @@ export function describeMulti(s: MultiStep): string {
       return `write ${s.ops.map((o) => `${o.s}:${o.v === null ? `-${o.k}` : `${o.k}=${o.v.length}B`}`).join(" ")}`;
     case "burst":
       return `burst of ${s.versions.length} commits`;
-    default: {
-      const { t, ...rest } = s;
-      const args = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : String(v)}`);
-      return [t, ...args].join(" ");
-    }
+    default:
+      return stepArgs(s);
   }
 }

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { iavlSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import { fromHex, IavlError, toHex, Tree, type ExportNode, type ReadOnlyStore, type ReadonlyTree, type VersionChange } from "../src/index.js";
-import { childOps, type Durability, type Life, type Step } from "./life.js";
+import { childOps, stepArgs, type Durability, type Life, type Step } from "./life.js";
 import { KEYS, keyBytes, keyHex, Model, type Rec } from "./model.js";
 import { Random } from "./random.js";
 
@@ -781,10 +781,7 @@ export function describe(s: Step): string {
       return `write ${s.ops.map((o) => (o.v === null ? `-${o.k}` : `${o.k}=${o.v.length}B`)).join(" ")}`;
     case "burst":
       return `burst of ${s.versions.length} commits`;
-    default: {
-      const { t, ...rest } = s;
-      const args = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : String(v)}`);
-      return [t, ...args].join(" ");
-    }
+    default:
+      return stepArgs(s);
   }
 }
