@@ -5,8 +5,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { drawLife } from "../sim/life.js";
-import { drawMultiLife } from "../sim/multi-life.js";
-import { runMultiLife } from "../sim/multi-runner.js";
 import { runLife } from "../sim/runner.js";
 
 /** Seeds that found a defect, each kept as a test of its own, with what it found. */
@@ -30,26 +28,6 @@ describe("lifecycle simulator", () => {
   for (const seed of [...FOUND, ...FIXED]) {
     it(`life of seed ${seed}`, { timeout: 180_000 }, async () => {
       const stats = await runLife(drawLife(seed, { crash: true, cli: seed === 22 }));
-      expect(stats.steps).toBeGreaterThan(0);
-    });
-  }
-});
-
-/**
- * Multi-store lives (sim/multi-*.ts): stores added on reopen, prunes, rollbacks of the folder and of one store alone,
- * a lost commit marker, readers beside it all, and a child MultiTree writer killed with SIGKILL during commits or
- * inside MultiTree.rollback (where a kill lands depends on timing). 146: a kill armed at the child's rollback, a
- * store rolled back alone, a store added; 807: a killed child writer, then the CLI's info and verify on the folder
- * as the kill left it, and its rollback (refused beside the writer first); 2517: keepRecent with keepEvery snapshots
- * on one-version shards, the CLI's prune (refused beside the writer first).
- */
-const MULTI = [146, 807, 2517];
-const MULTI_CLI = [807, 2517];
-
-describe("lifecycle simulator, multi-store folders", () => {
-  for (const seed of MULTI) {
-    it(`multi-store life of seed ${seed}`, { timeout: 180_000 }, async () => {
-      const stats = await runMultiLife(drawMultiLife(seed, { crash: true, cli: MULTI_CLI.includes(seed) }));
       expect(stats.steps).toBeGreaterThan(0);
     });
   }
