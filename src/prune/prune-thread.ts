@@ -20,9 +20,8 @@ export const ACTIVE = 1;
 /** … and a count bumped with every new request, which the idle thread waits on. */
 export const WAKE = 2;
 
-/** Slots of a pruner's targets (Float64): the newest automatic prune target, and the last one reached. */
+/** The slot of a pruner's targets (Float64) that holds the newest automatic prune target. */
 export const AUTO_TARGET = 0;
-export const AUTO_DONE = 1;
 
 /** What a prune did. */
 export interface PruneResult {
@@ -36,12 +35,11 @@ export interface PruneResult {
   droppedShards: number;
 }
 
-/** An explicit prune asked of the thread. */
+/** An explicit prune asked of the thread (it returns every free page to the file system). */
 export interface PruneRequest {
   id: number;
   upTo: number;
   keepEvery: number | undefined;
-  keepFree: number;
 }
 
 /** A failure as it crosses back to the owner: errors lose their class and code between threads. */
@@ -63,7 +61,7 @@ export interface PruneTask {
   busyTimeoutMs: number;
   /** {@link STOP}, {@link ACTIVE}, {@link WAKE}. */
   control: SharedArrayBuffer;
-  /** {@link AUTO_TARGET}, {@link AUTO_DONE}. */
+  /** {@link AUTO_TARGET}. */
   targets: SharedArrayBuffer;
   /** Automatic prunes: the snapshots they keep and the share of the file they leave free; undefined: none. */
   auto: { keepEvery: number | undefined; keepFree: number } | undefined;
@@ -92,6 +90,7 @@ export default function serve(task: PruneTask): null {
   const targets = new Float64Array(task.targets);
   const queue: PruneRequest[] = [];
   let failedAt = -1;
+  let reached = 0;
   const stopped = (): boolean => Atomics.load(control, STOP) !== 0;
   try {
     while (!stopped()) {
@@ -103,15 +102,15 @@ export default function serve(task: PruneTask): null {
       if (job !== undefined) {
         const progress = (done: number, total: number, phase: string): void => task.port.postMessage({ id: job.id, progress: [done, total, phase] } satisfies PruneReply);
         try {
-          const result = prune(task, job.upTo, job.keepEvery, job.keepFree, progress);
+          const result = prune(task, job.upTo, job.keepEvery, 0, progress);
           task.port.postMessage({ id: job.id, result } satisfies PruneReply);
         } catch (e) {
           task.port.postMessage({ id: job.id, failed: failure(e) } satisfies PruneReply);
         }
-      } else if (task.auto !== undefined && target > targets[AUTO_DONE]! && target !== failedAt) {
+      } else if (task.auto !== undefined && target > reached && target !== failedAt) {
         try {
           prune(task, target, task.auto.keepEvery, task.auto.keepFree, () => undefined);
-          targets[AUTO_DONE] = target;
+          reached = target;
         } catch (e) {
           // Tried again once a newer target comes: the writer's next commits.
           failedAt = target;

@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { IavlError } from "../base/errors.js";
-import { ACTIVE, AUTO_DONE, AUTO_TARGET, STOP, WAKE, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./prune-thread.js";
+import { ACTIVE, AUTO_TARGET, STOP, WAKE, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./prune-thread.js";
 
 export type { PruneResult } from "./prune-thread.js";
 
@@ -50,7 +50,7 @@ interface Waiting {
 export class Pruner {
   private readonly pool: Piscina;
   private readonly control = new SharedArrayBuffer(12);
-  private readonly targets = new SharedArrayBuffer(16);
+  private readonly targets = new SharedArrayBuffer(8);
   private readonly port: MessageChannel["port1"];
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
@@ -87,15 +87,14 @@ export class Pruner {
 
   /**
    * Removes every version ≤ `upTo` but the latest, and with `keepEvery` but the checkpointed multiples of it; prunes
-   * asked while one runs wait their turn. Free pages are returned to the file system until at most `keepFree` of the
-   * file is free (0: all of them).
+   * asked while one runs wait their turn. Every free page is returned to the file system.
    */
-  prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress, keepFree = 0): Promise<PruneResult> {
+  prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
     if (this.closed) return Promise.reject(new IavlError("CLOSED", "the store is closed"));
     const id = this.nextId++;
     const done = new Promise<PruneResult>((resolve, reject) => this.waiting.set(id, { resolve, reject, onProgress }));
     this.port.ref();
-    this.port.postMessage({ id, upTo, keepEvery, keepFree } satisfies PruneRequest);
+    this.port.postMessage({ id, upTo, keepEvery } satisfies PruneRequest);
     this.wake();
     return done;
   }
@@ -107,11 +106,6 @@ export class Pruner {
     if (target <= t[AUTO_TARGET]!) return;
     t[AUTO_TARGET] = target;
     this.wake();
-  }
-
-  /** The newest target an automatic prune has reached. */
-  get autoDone(): number {
-    return new Float64Array(this.targets)[AUTO_DONE]!;
   }
 
   private wake(): void {
