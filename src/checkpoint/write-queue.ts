@@ -131,13 +131,7 @@ export class WriteQueue {
 
   /** Blocks until `version` is durable; throws the writer's failure if it failed. */
   waitFor(version: number): void {
-    for (;;) {
-      const d = Atomics.load(this.state, DURABLE);
-      if (d >= BigInt(version)) break;
-      this.check();
-      Atomics.wait(this.state, DURABLE, d, 1000);
-    }
-    this.trim();
+    if (!this.landed(version)) this.check();
   }
 
   /** Resolves when everything queued is durable, without blocking the event loop. */
@@ -162,16 +156,15 @@ export class WriteQueue {
 
   /** True once `version` is durable; false when the writer failed first (the failure is thrown at the next commit). */
   landed(version: number): boolean {
-    const told = this.told;
-    try {
-      this.waitFor(version);
-      return true;
-    } catch (e) {
-      if (e !== this.failure) throw e;
-      // Swallowed here: no caller was told by this.
-      this.told = told;
-      return false;
+    for (;;) {
+      const d = Atomics.load(this.state, DURABLE);
+      if (d >= BigInt(version)) break;
+      this.check(false);
+      if (this.failure !== undefined) return false;
+      Atomics.wait(this.state, DURABLE, d, 1000);
     }
+    this.trim();
+    return true;
   }
 
   /**
