@@ -5,7 +5,10 @@
  *   base        errors, bytes, hashing, argument checks, thread start
  *   tree        the IAVL algorithms with no storage
  *   sqlite      the one place SQL is written
- *   checkpoint  the persistent store: loading, eviction, replay, checkpoints, views, read-only handles, write thread
+ *   checkpoint  tree checkpoints: which branches one writes, when, and where a replay starts from
+ *   store       the persistent store: store/write (working set, write queue and threads, WAL checkpoints) and
+ *               store/read (views, read-only handles, rebuild and replay, walks, the leaf stream); read never
+ *               imports write
  *   prune, sync pruning and state sync (peers: neither imports the other)
  *   api         the public facade: Tree, MultiTree, their options and backends, read-only multi-store handles
  *   serve       the HTTP query service (iavlite serve): v1 API, CometBFT RPC, metrics
@@ -17,7 +20,7 @@
  *               builtin, no better-sqlite3, and of npm packages only @noble/hashes, so that it loads on its own in
  *               any JavaScript runtime
  */
-const LAYERS = ["base", "tree", "sqlite", "checkpoint", "prune|sync", "api", "serve", "cli"];
+const LAYERS = ["base", "tree", "sqlite", "checkpoint", "store", "prune|sync", "api", "serve", "cli"];
 
 const above = (i) => LAYERS.slice(i + 1).join("|");
 const climbing = LAYERS.slice(0, -1).map((layer, i) => ({
@@ -38,6 +41,13 @@ module.exports = {
       to: { circular: true },
     },
     ...climbing,
+    {
+      name: "store-read-not-write",
+      comment: "reading a store never depends on the writer's machinery",
+      severity: "error",
+      from: { path: "^src/store/read/" },
+      to: { path: "^src/store/write/" },
+    },
     {
       name: "no-peer-prune-sync",
       comment: "pruning and state sync are peers on one layer: neither builds on the other",

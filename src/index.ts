@@ -4,7 +4,7 @@
  */
 export { Tree, type CommitResult } from "./api/tree.js";
 export type { ReadonlyTree } from "./tree/readonly-tree.js";
-export type { ReadOnlyStore } from "./checkpoint/read-only-store.js";
+export type { ReadOnlyStore } from "./store/read/read-only-store.js";
 export type { IterateOptions } from "./tree/iterate.js";
 export type { CommitmentProof } from "./tree/proof.js";
 export { IavlError, isIavlError, type ErrorCode } from "./base/errors.js";

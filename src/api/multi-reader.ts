@@ -15,7 +15,7 @@ import type { CommitmentProof } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { STORE_FILE } from "../sqlite/connection.js";
 import { MARKER_FILE, MarkerReader } from "../sqlite/commit-marker.js";
-import { ReadOnlyStore } from "../checkpoint/read-only-store.js";
+import { ReadOnlyStore } from "../store/read/read-only-store.js";
 import { appProof } from "./app-proof.js";
 import { commitInfoHash } from "./commit-info.js";
 

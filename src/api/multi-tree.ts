@@ -19,13 +19,13 @@ import { checkObject, checkString, checkVersion } from "../base/validate.js";
 import { DEFAULT_BUSY_TIMEOUT_MS, STORE_FILE } from "../sqlite/connection.js";
 import { CommitMarker, MARKER_FILE, type MarkerState } from "../sqlite/commit-marker.js";
 import { rollbackStore } from "../sqlite/rollback.js";
-import { openStoreFolder, type OpenFolder } from "../checkpoint/store-folder.js";
+import { openStoreFolder, type OpenFolder } from "../store/folder.js";
 import type { PruneResult } from "../prune/pruner.js";
 import type { PruneOptions } from "./backend.js";
 import { commitInfoHash } from "./commit-info.js";
 import { MultiReader, multiStoreNames, storeNameSchema, type MultiReadOptions } from "./multi-reader.js";
 import { openOptionsSchema } from "./options.js";
-import { StoreBackend } from "./store-backend.js";
+import { DiskBackend } from "./disk-backend.js";
 import { Tree } from "./tree.js";
 
 /** Options of {@link MultiTree.open}: the store names, and the options every store opens with. */
@@ -133,7 +133,7 @@ export class MultiTree {
       const resolved = parseOptions(openOptionsSchema, { ...storeOptions, initialVersion: whole + 1 });
       for (const name of names) {
         const back = latest(name) > whole ? rollbackTo : undefined;
-        trees.set(name, new Tree(StoreBackend.open(storeDir(dir, name), resolved, back), whole + 1));
+        trees.set(name, new Tree(DiskBackend.open(storeDir(dir, name), resolved, back), whole + 1));
       }
       const pending = marker.state().pending;
       if (pending !== undefined && pending > whole) marker.abandon(pending);

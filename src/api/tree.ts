@@ -16,7 +16,7 @@ import type { CommitmentProof } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { VersionLog } from "../tree/version-log.js";
 import { storeFileIn } from "../sqlite/connection.js";
-import { ReadOnlyStore } from "../checkpoint/read-only-store.js";
+import { ReadOnlyStore } from "../store/read/read-only-store.js";
 import type { PruneResult } from "../prune/pruner.js";
 import { importStore } from "../sync/store-import.js";
 import type { Backend, PruneOptions } from "./backend.js";
@@ -29,7 +29,7 @@ import {
   type MemoryOptions,
   type OpenOptions,
 } from "./options.js";
-import { StoreBackend } from "./store-backend.js";
+import { DiskBackend } from "./disk-backend.js";
 
 /** What {@link Tree.commit} returns. */
 export interface CommitResult {
@@ -85,7 +85,7 @@ export class Tree {
   static open(dir: string, options?: OpenOptions): Tree {
     checkString(dir, "dir");
     const o = parseOptions(openOptionsSchema, options);
-    return new Tree(StoreBackend.open(dir, o), o.initialVersion ?? 1);
+    return new Tree(DiskBackend.open(dir, o), o.initialVersion ?? 1);
   }
 
   /**
@@ -124,7 +124,7 @@ export class Tree {
     checkString(dir, "dir");
     checkVersion(version);
     storeFileIn(dir);
-    return StoreBackend.rollback(dir, version);
+    return DiskBackend.rollback(dir, version);
   }
 
   /** The last committed version (0 before the first commit). */

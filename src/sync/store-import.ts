@@ -15,8 +15,8 @@ import { Importer, type ImportedNode } from "../tree/importer.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { lockHeld } from "../sqlite/lock.js";
 import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
-import { leafKeySeq, leafRowId, storedSeq } from "../checkpoint/node-rows.js";
-import { openStoreFolder } from "../checkpoint/store-folder.js";
+import { leafKeySeq, leafRowId, storedSeq } from "../sqlite/node-rows.js";
+import { openStoreFolder } from "../store/folder.js";
 
 /** What {@link importStore} needs besides the stream. */
 export interface StoreImportOptions {

@@ -141,7 +141,7 @@ export class NodeTable {
 
   // ---- node keys (stored tables only) ------------------------------------------------------------------------------
 
-  /** The stored sequence of the node's node key in its in-memory form (checkpoint/node-rows.ts); 0 when unstored. */
+  /** The stored sequence of the node's node key in its in-memory form (sqlite/node-rows.ts); 0 when unstored. */
   seq(n: number): number {
     return this.links[n * L]!;
   }

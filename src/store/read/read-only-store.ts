@@ -5,20 +5,20 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { IavlError } from "../base/errors.js";
-import { EMPTY_HASH } from "../base/hash.js";
-import { checkIterateOptions, checkVersion } from "../base/validate.js";
-import type { AuditOptions, AuditReport } from "../tree/audit.js";
-import { checkVersionRange, type VersionChange } from "../tree/diff.js";
-import type { ExportNode } from "../tree/export-node.js";
-import type { IterateOptions } from "../tree/iterate.js";
-import type { CommitmentProof } from "../tree/proof.js";
-import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import { openReader, STORE_FILE, type Connection } from "../sqlite/connection.js";
-import { checkSchema } from "../sqlite/migrate.js";
-import { StoreReader } from "../sqlite/store-reader.js";
+import { IavlError } from "../../base/errors.js";
+import { EMPTY_HASH } from "../../base/hash.js";
+import { checkIterateOptions, checkVersion } from "../../base/validate.js";
+import type { AuditOptions, AuditReport } from "../../tree/audit.js";
+import { checkVersionRange, type VersionChange } from "../../tree/diff.js";
+import type { ExportNode } from "../../tree/export-node.js";
+import type { IterateOptions } from "../../tree/iterate.js";
+import type { CommitmentProof } from "../../tree/proof.js";
+import type { ReadonlyTree } from "../../tree/readonly-tree.js";
+import { openReader, STORE_FILE, type Connection } from "../../sqlite/connection.js";
+import { checkSchema } from "../../sqlite/migrate.js";
+import { StoreReader } from "../../sqlite/store-reader.js";
 import { RebuiltTrees } from "./rebuild.js";
-import { startRead, StoreView, type ReadStart } from "./store-view.js";
+import { startRead, VersionView, type ReadStart } from "./version-view.js";
 
 /**
  * Reads of a store that another process (or this one) writes. Every read sees one committed version whole, or
@@ -179,13 +179,13 @@ export class ReadOnlyStore implements ReadonlyTree {
     this.db.close();
   }
 
-  private current(): StoreView | undefined {
+  private current(): VersionView | undefined {
     this.open();
     return this.start === undefined ? undefined : this.view(this.start);
   }
 
-  private view(start: ReadStart): StoreView {
-    return new StoreView(this.store, start, () => this.trees.tree(start.row), () => this.open());
+  private view(start: ReadStart): VersionView {
+    return new VersionView(this.store, start, () => this.trees.tree(start.row), () => this.open());
   }
 
   private open(): void {

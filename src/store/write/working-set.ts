@@ -4,25 +4,25 @@
  * budget; reopening loads the last checkpoint and replays the log since, checking the root hash.
  * @module
  */
-import { NONE, type NodeTable } from "../tree/node.js";
-import type { ValueOf } from "../tree/proof.js";
-import type { KeyChange } from "../tree/diff.js";
-import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import type { CommitInput, Op } from "../tree/version-log.js";
-import type { Connection } from "../sqlite/connection.js";
-import type { LeafWrite, VersionRow, VersionWrite } from "../sqlite/rows.js";
-import { keyId } from "../base/bytes.js";
-import type { IavlError } from "../base/errors.js";
-import { digestBytes } from "../base/hash.js";
-import { ValueArena } from "../base/value-arena.js";
-import { packOps, type PackedOp } from "../sqlite/version-ops.js";
-import { StoreWriter } from "../sqlite/store-writer.js";
-import { collectDirty, NO_BRANCHES } from "./checkpoint.js";
-import { leafKeySeq, storedSeq } from "./node-rows.js";
-import { evict, StoreSource } from "./node-source.js";
-import { RebuiltTrees, rebuildVersion, type VersionTree } from "./rebuild.js";
-import { startRead, storedValue, StoreView } from "./store-view.js";
-import { boundWal } from "../sqlite/wal.js";
+import { NONE, type NodeTable } from "../../tree/node.js";
+import type { ValueOf } from "../../tree/proof.js";
+import type { KeyChange } from "../../tree/diff.js";
+import type { ReadonlyTree } from "../../tree/readonly-tree.js";
+import type { CommitInput, Op } from "../../tree/version-log.js";
+import type { Connection } from "../../sqlite/connection.js";
+import type { LeafWrite, VersionRow, VersionWrite } from "../../sqlite/rows.js";
+import { keyId } from "../../base/bytes.js";
+import type { IavlError } from "../../base/errors.js";
+import { digestBytes } from "../../base/hash.js";
+import { ValueArena } from "../../base/value-arena.js";
+import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
+import { StoreWriter } from "../../sqlite/store-writer.js";
+import { collectDirty, NO_BRANCHES } from "../../checkpoint/dirty-branches.js";
+import { leafKeySeq, storedSeq } from "../../sqlite/node-rows.js";
+import { evict, NodeLoader } from "../node-loader.js";
+import { RebuiltTrees, rebuildVersion, type VersionTree } from "../read/rebuild.js";
+import { startRead, storedValue, VersionView } from "../read/version-view.js";
+import { boundWal } from "../../sqlite/wal.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
 
@@ -55,7 +55,7 @@ export interface Latest {
 
 /** The working set of one writer over its store file. */
 export class WorkingSet {
-  readonly src: StoreSource;
+  readonly src: NodeLoader;
   readonly valueOf: ValueOf;
   /** The last committed version at open (0 for none) and its root. */
   readonly opened: Latest;
@@ -85,7 +85,7 @@ export class WorkingSet {
     private readonly options: WorkingSetOptions,
   ) {
     this.store = new StoreWriter(db);
-    this.src = new StoreSource(this.store);
+    this.src = new NodeLoader(this.store);
     this.t = this.src.t;
     this.trees = new RebuiltTrees(this.store);
     this.valueOf = storedValue(this.store);
@@ -239,10 +239,10 @@ export class WorkingSet {
     return this.openView(version, alive);
   }
 
-  private openView(version: number, alive: () => void): StoreView {
+  private openView(version: number, alive: () => void): VersionView {
     if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
     const start = startRead(this.store, version);
-    return new StoreView(this.store, start, () => this.treeAt(start.row), alive);
+    return new VersionView(this.store, start, () => this.treeAt(start.row), alive);
   }
 
   /**

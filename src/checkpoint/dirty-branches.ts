@@ -5,7 +5,7 @@
  */
 import { NONE, type NodeTable } from "../tree/node.js";
 import type { BranchRow, BranchRows } from "../sqlite/rows.js";
-import { branchRow } from "./node-rows.js";
+import { branchRow } from "../sqlite/node-rows.js";
 
 /** A write without branches. */
 export const NO_BRANCHES: BranchRows = { count: 0, bytes: 0, *[Symbol.iterator](): Generator<BranchRow> {} };

@@ -5,9 +5,9 @@
  * @module
  */
 import { workerData } from "node:worker_threads";
-import { IavlError } from "../base/errors.js";
-import { mapFile, openReader, type Connection } from "../sqlite/connection.js";
-import { StoreReader } from "../sqlite/store-reader.js";
+import { IavlError } from "../../base/errors.js";
+import { mapFile, openReader, type Connection } from "../../sqlite/connection.js";
+import { StoreReader } from "../../sqlite/store-reader.js";
 import { AHEAD, LEAF_PAGE, packPage, POSTED, STOP, TAKEN, type LeafFailure, type LeafThreadData } from "./leaf-stream.js";
 
 const data = workerData as LeafThreadData;

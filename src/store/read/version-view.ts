@@ -2,20 +2,20 @@
  * A committed version read from the store: values by key from the value rows, proofs from the version's tree.
  * @module
  */
-import { IavlError } from "../base/errors.js";
-import { latin1Bytes } from "../base/bytes.js";
-import { toDigest } from "../base/hash.js";
-import { checkIterateOptions, checkKey } from "../base/validate.js";
-import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../tree/audit.js";
-import type { KeyChange } from "../tree/diff.js";
-import type { ExportNode } from "../tree/export-node.js";
-import type { IterateOptions } from "../tree/iterate.js";
-import { pinnedWalk } from "../tree/node-table.js";
-import { NONE, rootDigest } from "../tree/node.js";
-import { createProof, type CommitmentProof, type ValueOf } from "../tree/proof.js";
-import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import type { VersionRow } from "../sqlite/rows.js";
-import type { StoreReader } from "../sqlite/store-reader.js";
+import { IavlError } from "../../base/errors.js";
+import { latin1Bytes } from "../../base/bytes.js";
+import { toDigest } from "../../base/hash.js";
+import { checkIterateOptions, checkKey } from "../../base/validate.js";
+import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../../tree/audit.js";
+import type { KeyChange } from "../../tree/diff.js";
+import type { ExportNode } from "../../tree/export-node.js";
+import type { IterateOptions } from "../../tree/iterate.js";
+import { pinnedWalk } from "../../tree/node-table.js";
+import { NONE, rootDigest } from "../../tree/node.js";
+import { createProof, type CommitmentProof, type ValueOf } from "../../tree/proof.js";
+import type { ReadonlyTree } from "../../tree/readonly-tree.js";
+import type { VersionRow } from "../../sqlite/rows.js";
+import type { StoreReader } from "../../sqlite/store-reader.js";
 import { leafSource } from "./leaf-stream.js";
 import type { VersionTree } from "./rebuild.js";
 import { walkVersion } from "./version-walk.js";
@@ -53,7 +53,7 @@ export function startRead(store: StoreReader, version: number, since = store.rol
 }
 
 /** Reads of one committed version of a store. */
-export class StoreView implements ReadonlyTree {
+export class VersionView implements ReadonlyTree {
   private readonly row: VersionRow;
   /** Rollbacks the store had recorded when this view began: one after that below the version replaces it. */
   private readonly since: number;

@@ -5,9 +5,9 @@
  * @module
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
-import { IavlError, type ErrorCode } from "../base/errors.js";
-import { startWorker } from "../base/threads.js";
-import type { LeafPageRow, StoreReader } from "../sqlite/store-reader.js";
+import { IavlError, type ErrorCode } from "../../base/errors.js";
+import { startWorker } from "../../base/threads.js";
+import type { LeafPageRow, StoreReader } from "../../sqlite/store-reader.js";
 
 /** Rows per page. */
 export const LEAF_PAGE = 2048;

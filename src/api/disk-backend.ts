@@ -11,8 +11,8 @@ import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { CommitInput } from "../tree/version-log.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { rollbackStore } from "../sqlite/rollback.js";
-import { openStoreFolder, type OpenFolder } from "../checkpoint/store-folder.js";
-import { WorkingSet } from "../checkpoint/working-set.js";
+import { openStoreFolder, type OpenFolder } from "../store/folder.js";
+import { WorkingSet } from "../store/write/working-set.js";
 import { Pruner, type PruneResult } from "../prune/pruner.js";
 import type { Backend, Latest, PruneOptions } from "./backend.js";
 import type { ResolvedOpenOptions } from "./options.js";
@@ -24,7 +24,7 @@ import type { ResolvedOpenOptions } from "./options.js";
 const AUTO_PRUNE_KEEP_FREE = 0.25;
 
 /** The persistent {@link Backend}. */
-export class StoreBackend implements Backend {
+export class DiskBackend implements Backend {
   readonly logsOps = true;
   private pruner: Pruner | undefined;
   /** The newest automatic prune target asked of the pruner. */
@@ -41,7 +41,7 @@ export class StoreBackend implements Backend {
    * Opens the store in `dir` under its writer lock. With `rollbackTo`, the versions after it are deleted first,
    * under the same lock (a multi-store bringing a store back to its last whole version).
    */
-  static open(dir: string, options: ResolvedOpenOptions, rollbackTo?: number): StoreBackend {
+  static open(dir: string, options: ResolvedOpenOptions, rollbackTo?: number): DiskBackend {
     const folder = openStoreFolder(dir, {
       shardSize: options.shardSize,
       sync: options.durability === "full" ? "full" : "normal",
@@ -56,7 +56,7 @@ export class StoreBackend implements Backend {
         snapshotEvery: options.keepEvery,
         busyTimeoutMs: options.busyTimeoutMs,
       });
-      return new StoreBackend(folder, set, options);
+      return new DiskBackend(folder, set, options);
     } catch (e) {
       folder.db.close();
       folder.lock.release();

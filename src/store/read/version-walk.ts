@@ -5,15 +5,15 @@
  * however large the tree.
  * @module
  */
-import { IavlError } from "../base/errors.js";
-import { latin1Bytes } from "../base/bytes.js";
-import { toDigest } from "../base/hash.js";
-import type { StoredNode } from "../tree/audit.js";
-import { NONE, type NodeTable } from "../tree/node.js";
-import type { BranchLinks, BranchRow } from "../sqlite/rows.js";
-import type { StoreReader } from "../sqlite/store-reader.js";
+import { IavlError } from "../../base/errors.js";
+import { latin1Bytes } from "../../base/bytes.js";
+import { toDigest } from "../../base/hash.js";
+import type { StoredNode } from "../../tree/audit.js";
+import { NONE, type NodeTable } from "../../tree/node.js";
+import type { BranchLinks, BranchRow } from "../../sqlite/rows.js";
+import type { StoreReader } from "../../sqlite/store-reader.js";
 import type { LeafSource } from "./leaf-stream.js";
-import { leafRowId, memorySeq } from "./node-rows.js";
+import { leafRowId, memorySeq } from "../../sqlite/node-rows.js";
 
 /** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
 const SUBTREE_LEVELS = 10;

@@ -5,8 +5,8 @@
 import { IavlError } from "../base/errors.js";
 import { latin1, latin1Bytes } from "../base/bytes.js";
 import { childRef, type NodeTable } from "../tree/node.js";
-import type { BranchRow, LeafRow } from "../sqlite/rows.js";
-import { LEAF_BASE, leafId, leafSeq } from "../sqlite/shards.js";
+import type { BranchRow, LeafRow } from "./rows.js";
+import { LEAF_BASE, leafId, leafSeq } from "./shards.js";
 
 // In memory a leaf's sequence is -(id + 1), not the stored LEAF_BASE + id (≥ 2^31), so that its sign tells a leaf's
 // node key from a branch's without the base. Branch sequences are the same in both forms.

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Worker } from "node:worker_threads";
-import { startWorker } from "../base/threads.js";
+import { startWorker } from "../../base/threads.js";
 
 /** Slots of the state shared with the thread (Int32): commits so far, … */
 export const COMMITS = 0;

@@ -5,8 +5,8 @@
  * @module
  */
 import { workerData } from "node:worker_threads";
-import { openWriter, type Connection } from "../sqlite/connection.js";
-import { checkpointPassive } from "../sqlite/wal.js";
+import { openWriter, type Connection } from "../../sqlite/connection.js";
+import { checkpointPassive } from "../../sqlite/wal.js";
 import { CLOSED, COMMITS, STOP, WAL_FRAMES, type WalThreadData } from "./wal-checkpointer.js";
 
 const data = workerData as WalThreadData;

@@ -4,12 +4,12 @@
  * @module
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { IavlError, isIavlError } from "../base/errors.js";
-import { openWriter, type Connection } from "../sqlite/connection.js";
-import { unpackWrite, type PackedWrite } from "../sqlite/packed-write.js";
-import type { VersionRows } from "../sqlite/rows.js";
-import { StoreWriter } from "../sqlite/store-writer.js";
-import { boundWal } from "../sqlite/wal.js";
+import { IavlError, isIavlError } from "../../base/errors.js";
+import { openWriter, type Connection } from "../../sqlite/connection.js";
+import { unpackWrite, type PackedWrite } from "../../sqlite/packed-write.js";
+import type { VersionRows } from "../../sqlite/rows.js";
+import { StoreWriter } from "../../sqlite/store-writer.js";
+import { boundWal } from "../../sqlite/wal.js";
 import { wakeCheckpointer } from "./wal-checkpointer.js";
 import { CLOSED, DURABLE, FAILED, type WriterFailure, type WriterThreadData } from "./write-queue.js";
 

@@ -4,12 +4,12 @@
  * @module
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
-import { keyId } from "../base/bytes.js";
-import { IavlError, type ErrorCode } from "../base/errors.js";
-import { startWorker } from "../base/threads.js";
-import type { Change } from "../tree/version-log.js";
-import { packWrite, writeBytes, type PackedWrite, type SpareBuffers } from "../sqlite/packed-write.js";
-import type { VersionWrite } from "../sqlite/rows.js";
+import { keyId } from "../../base/bytes.js";
+import { IavlError, type ErrorCode } from "../../base/errors.js";
+import { startWorker } from "../../base/threads.js";
+import type { Change } from "../../tree/version-log.js";
+import { packWrite, writeBytes, type PackedWrite, type SpareBuffers } from "../../sqlite/packed-write.js";
+import type { VersionWrite } from "../../sqlite/rows.js";
 
 /** Slots of the state shared with the writer thread (BigInt64): the newest durable version, … */
 export const DURABLE = 0;

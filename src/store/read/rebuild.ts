@@ -3,15 +3,15 @@
  * after it, checked against the version's recorded root hash.
  * @module
  */
-import { IavlError } from "../base/errors.js";
-import { equalBytes, latin1Bytes, toHex } from "../base/bytes.js";
-import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../base/hash.js";
-import { Mutator } from "../tree/mutate.js";
-import { NONE, rootDigest } from "../tree/node.js";
-import type { VersionRow } from "../sqlite/rows.js";
-import type { StoreReader } from "../sqlite/store-reader.js";
-import { rowCount } from "../sqlite/version-ops.js";
-import { StoreSource } from "./node-source.js";
+import { IavlError } from "../../base/errors.js";
+import { equalBytes, latin1Bytes, toHex } from "../../base/bytes.js";
+import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../../base/hash.js";
+import { Mutator } from "../../tree/mutate.js";
+import { NONE, rootDigest } from "../../tree/node.js";
+import type { VersionRow } from "../../sqlite/rows.js";
+import type { StoreReader } from "../../sqlite/store-reader.js";
+import { rowCount } from "../../sqlite/version-ops.js";
+import { NodeLoader } from "../node-loader.js";
 import { replayVersion } from "./replay.js";
 
 /**
@@ -19,7 +19,7 @@ import { replayVersion } from "./replay.js";
  * an older version in `src`'s table, no older than the replay base), only the versions after it are replayed, on top
  * of it. The nodes the replay replaced are freed: the older trees it went through are not kept.
  */
-export function rebuildVersion(store: StoreReader, src: StoreSource, row: VersionRow, after?: { version: number; root: number }): number {
+export function rebuildVersion(store: StoreReader, src: NodeLoader, row: VersionRow, after?: { version: number; root: number }): number {
   if (row.checkpoint) {
     const root = src.root(row);
     checkRoot(store, src, root, row);
@@ -54,7 +54,7 @@ export function rebuildVersion(store: StoreReader, src: StoreSource, row: Versio
  * hashes (or, for a one-key tree, from its value), so that a damaged root row is found when it is loaded, not when
  * the next commit publishes a root hash built on it.
  */
-function checkRoot(store: StoreReader, src: StoreSource, root: number, row: VersionRow): void {
+function checkRoot(store: StoreReader, src: NodeLoader, root: number, row: VersionRow): void {
   const t = src.t;
   let got: Digest;
   if (root === NONE) got = EMPTY_DIGEST;
@@ -76,7 +76,7 @@ const MAX_LOADS = 500_000;
 /** A version's tree and the source that loads its nodes. */
 export interface VersionTree {
   root: number;
-  src: StoreSource;
+  src: NodeLoader;
 }
 
 /**
@@ -86,12 +86,12 @@ export interface VersionTree {
  * going over the tree it replaced keeps that one whole.
  */
 export class RebuiltTrees {
-  private src: StoreSource;
+  private src: NodeLoader;
   /** The kept tree, and the rollbacks the store had recorded when it was built (one since may have replaced it). */
   private last: { row: VersionRow; root: number; rollbacks: number } | undefined;
 
   constructor(private readonly store: StoreReader) {
-    this.src = new StoreSource(store);
+    this.src = new NodeLoader(store);
   }
 
   /**
@@ -114,7 +114,7 @@ export class RebuiltTrees {
       }
     }
     this.last = undefined;
-    this.src = new StoreSource(this.store);
+    this.src = new NodeLoader(this.store);
     const rollbacks = this.store.rollbacks();
     const root = rebuildVersion(this.store, this.src, row);
     this.last = { row, root, rollbacks };
@@ -129,6 +129,6 @@ export class RebuiltTrees {
   /** Drops the kept tree. */
   clear(): void {
     this.last = undefined;
-    this.src = new StoreSource(this.store);
+    this.src = new NodeLoader(this.store);
   }
 }

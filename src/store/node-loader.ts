@@ -8,10 +8,10 @@ import { sha256, type Digest } from "../base/hash.js";
 import { NONE, NodeTable, type NodeSource } from "../tree/node.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { VersionRow } from "../sqlite/rows.js";
-import { branchNode, leafNode, leafRowId, memorySeq } from "./node-rows.js";
+import { branchNode, leafNode, leafRowId, memorySeq } from "../sqlite/node-rows.js";
 
 /** A {@link NodeSource} over a store, with a node table of its own, counting loads so that the owner knows when to evict. */
-export class StoreSource implements NodeSource {
+export class NodeLoader implements NodeSource {
   readonly t = new NodeTable({ stored: true });
   /** Nodes loaded since the counter was last reset. */
   loads = 0;

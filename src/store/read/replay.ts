@@ -4,11 +4,11 @@
  * twice in one version.
  * @module
  */
-import { IavlError } from "../base/errors.js";
-import { latin1 } from "../base/bytes.js";
-import type { Mutator } from "../tree/mutate.js";
-import { leafKeySeq } from "./node-rows.js";
-import type { VersionOps } from "../sqlite/store-reader.js";
+import { IavlError } from "../../base/errors.js";
+import { latin1 } from "../../base/bytes.js";
+import type { Mutator } from "../../tree/mutate.js";
+import { leafKeySeq } from "../../sqlite/node-rows.js";
+import type { VersionOps } from "../../sqlite/store-reader.js";
 
 const NO_VALUE = new Uint8Array(0);
 
