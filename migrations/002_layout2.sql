@@ -1,6 +1,6 @@
 -- Layout 2: one row per key changed per version, in a rowid heap appended in commit order, found through a small
 -- (key, version) index; the order of a version's operations as one packed row; branch rows as before. A layout-1
--- store's rows are converted by src/sqlite/layout1-upgrade.ts in this migration's transaction, after this SQL.
+-- store's rows are converted by src/sqlite/migrations/002-layout2.ts in this migration's transaction, after this SQL.
 
 -- A key set (hash and value) or removed (both NULL) at a version. The row is the leaf of the version's tree: its node
 -- key is (version, 2^31 + id). A row of an old tree whose value no kept version reads may keep only its hash.

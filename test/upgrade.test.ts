@@ -4,8 +4,8 @@
  * store that upgrades on the next open.
  */
 import { spawn } from "node:child_process";
-import { copyFileSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { iavlSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
@@ -139,4 +139,28 @@ describe("upgrading a layout-1 store in place", () => {
     // Which schemas the kills left is the machine's timing; every one of them reopened whole.
     expect([...outcomes].every((s) => s === 1 || s === 2)).toBe(true);
   }, 120_000);
+});
+
+describe("the migrations' conversions are frozen", () => {
+  // A conversion must write the layout of its migration forever: importing live store code (store-reader,
+  // store-writer, version-ops, shards, meta, ...) would let a later change there silently change an old upgrade.
+  const ALLOWED = ["src/sqlite/connection.ts", "src/base/hash.ts", "src/base/bytes.ts"];
+  const repo = fileURLToPath(new URL("..", import.meta.url));
+  const folder = join(repo, "src", "sqlite", "migrations");
+
+  it("import nothing from src/ but the connection type, hashing and bytes", () => {
+    const modules = readdirSync(folder).filter((f) => f.endsWith(".ts"));
+    expect(modules).toContain("002-layout2.ts");
+    const offenders: string[] = [];
+    for (const m of modules) {
+      const file = join(folder, m);
+      // Static imports and re-exports (`from "…"`), side-effect imports and dynamic `import("…")`.
+      for (const [, spec] of readFileSync(file, "utf8").matchAll(/\b(?:from|import)\s*\(?\s*["']([^"']+)["']/g)) {
+        if (!spec!.startsWith(".")) continue; // node: builtins and packages are not store code
+        const target = relative(repo, resolve(dirname(file), spec!)).split("\\").join("/").replace(/\.js$/, ".ts");
+        if (target.startsWith("src/") && !ALLOWED.includes(target)) offenders.push(`${m} imports ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { IavlError } from "../base/errors.js";
 import { packageFile } from "../base/package-files.js";
-import { upgradeLayout1 } from "./layout1-upgrade.js";
+import { upgradeLayout1 } from "./migrations/002-layout2.js";
 
 /** One migration file: `NNN_name.sql`. */
 export interface Migration {
@@ -68,7 +68,10 @@ export function checkSchema(db: Database.Database, where: string, readOnly = fal
   }
 }
 
-/** Conversions of existing rows that a migration's SQL alone cannot do, run in its transaction after the SQL. */
+/**
+ * Conversions of existing rows that a migration's SQL alone cannot do, run in its transaction after the SQL. Each is a
+ * module of src/sqlite/migrations/ named after its SQL file, frozen as the SQL is (it imports no live store code).
+ */
 const UPGRADES: Record<number, (db: Database.Database) => void> = { 2: upgradeLayout1 };
 
 /** Applies every migration newer than the store's, each in its own transaction (after {@link checkSchema}). */
