@@ -9,7 +9,10 @@
 import { join } from "node:path";
 import { Tree } from "../src/index.js";
 import { startServer } from "../src/serve/server.js";
-import { consume, floorOf, int, load, median, plainDb, replay, scaled, timeNs, timeNsAsync, treeSubject, type Bench } from "./harness.js";
+import { plainDb } from "./floors.js";
+import { floorOf, type Bench } from "./report.js";
+import { load, replay, scaled, treeSubject } from "./subjects.js";
+import { consume, int, median, timeNs, timeNsAsync } from "./timing.js";
 import { BANK, Workload } from "./workload.js";
 
 const SEED = 41;

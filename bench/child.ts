@@ -1,5 +1,5 @@
 /**
- * Bench child processes (see `Child` in bench/harness.ts), talking to the bench over IPC:
+ * Bench child processes (see `Child` in bench/child-process.ts), talking to the bench over IPC:
  *
  * - `grow <dir> <durability>`: a store alone in its process, so that the RSS measured is the store's and not the
  *   bench's (the workload generator's live keys, the floors' page caches). Each message is one version's changes:
@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
 import type { Statement } from "better-sqlite3";
 import { Tree, type OpenOptions } from "../src/index.js";
-import { LAYOUTS, layoutFile, plainDb, type Layout } from "./harness.js";
+import { layoutFile, LAYOUTS, plainDb, type Layout } from "./floors.js";
 import { Rng, type Change } from "./workload.js";
 
 /** Resident memory in MiB from /proc/self/status: all of it, anonymous (heap), and mapped files. */

@@ -8,8 +8,9 @@
 import { hash } from "node:crypto";
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 import { Tree } from "../src/index.js";
-import { consume, floorOf, gc, GcWatch, HashCounter, int, median, rawHash, sum, timeNs } from "./harness.js";
-import type { Bench } from "./harness.js";
+import { HashCounter, rawHash } from "./floors.js";
+import { floorOf, type Bench } from "./report.js";
+import { consume, gc, GcWatch, int, median, sum, timeNs } from "./timing.js";
 import { Rng } from "./workload.js";
 
 const CHANGES = 2_000;

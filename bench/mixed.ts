@@ -17,8 +17,10 @@
 import { cpSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { OpenOptions } from "../src/index.js";
-import { bytesOf, fasterPlain, floorOf, gc, int, LAYOUTS, layoutFile, load, mib, perLayout, Plain } from "./harness.js";
-import { plainSubject, rate, replay, scaled, skip, sum, treeSubject, type Bench, type Subject } from "./harness.js";
+import { fasterPlain, layoutFile, LAYOUTS, perLayout, Plain } from "./floors.js";
+import { floorOf, type Bench } from "./report.js";
+import { load, plainSubject, rate, replay, scaled, skip, treeSubject, type Subject } from "./subjects.js";
+import { bytesOf, gc, int, mib, sum } from "./timing.js";
 import { MIXED, Workload, type Change } from "./workload.js";
 
 const SEED = 12;

@@ -6,8 +6,10 @@
  */
 import { join } from "node:path";
 import { MultiTree } from "../src/index.js";
-import { applyToTree, fasterPlain, int, LAYOUTS, load, perLayout, plainSubject, rate, replay } from "./harness.js";
-import { scaled, treeSubject, type Bench, type Subject } from "./harness.js";
+import { fasterPlain, LAYOUTS, perLayout } from "./floors.js";
+import type { Bench } from "./report.js";
+import { applyToTree, load, plainSubject, rate, replay, scaled, treeSubject, type Subject } from "./subjects.js";
+import { int } from "./timing.js";
 import { MIXED, Workload } from "./workload.js";
 
 export async function multi(b: Bench): Promise<void> {

@@ -14,8 +14,11 @@ import { hash } from "node:crypto";
 import { join } from "node:path";
 import { Tree } from "../src/index.js";
 import type { GrowResult } from "./child.js";
-import { applyToTree, bytesOf, Child, consume, fasterPlain, floorOf, gc, int, LAYOUTS, layoutFile } from "./harness.js";
-import { layoutSql, median, mib, perLayout, Plain, plainDb, sum, timeNs, type Bench, type Layout } from "./harness.js";
+import { Child } from "./child-process.js";
+import { fasterPlain, layoutFile, LAYOUTS, layoutSql, perLayout, Plain, plainDb, type Layout } from "./floors.js";
+import { floorOf, type Bench } from "./report.js";
+import { applyToTree } from "./subjects.js";
+import { bytesOf, consume, gc, int, median, mib, sum, timeNs } from "./timing.js";
 import { BANK, growTo, Rng, Workload, type Change } from "./workload.js";
 
 const DEPTH = 300; // the historic get reads this many versions back

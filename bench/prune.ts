@@ -13,8 +13,9 @@ import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Tree } from "../src/index.js";
-import { applyToTree, bytesOf, floorOf, gc, load, median, mib, percentile, replay } from "./harness.js";
-import { scaled, skip, sum, treeSubject, type Bench, type Floor } from "./harness.js";
+import { floorOf, type Bench, type Floor } from "./report.js";
+import { applyToTree, load, replay, scaled, skip, treeSubject } from "./subjects.js";
+import { bytesOf, gc, median, mib, percentile, sum } from "./timing.js";
 import { BANK, MIXED, Workload, type Change } from "./workload.js";
 
 export async function prune(b: Bench): Promise<void> {

@@ -13,8 +13,11 @@ import { cpSync } from "node:fs";
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import type { Fact, ReaderResult } from "./child.js";
-import { Child, fasterPlain, floorOf, gc, int, LAYOUTS, layoutFile, load, median, perLayout } from "./harness.js";
-import { Plain, replay, scaled, skip, sum, treeSubject, type Bench, type Layout } from "./harness.js";
+import { Child } from "./child-process.js";
+import { fasterPlain, layoutFile, LAYOUTS, perLayout, Plain, type Layout } from "./floors.js";
+import { floorOf, type Bench } from "./report.js";
+import { load, replay, scaled, skip, treeSubject } from "./subjects.js";
+import { gc, int, median, sum } from "./timing.js";
 import { MIXED, Workload, type Change } from "./workload.js";
 
 const SEED = 31;

@@ -10,14 +10,15 @@ import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { changes } from "./changes.js";
 import { core } from "./core.js";
-import { Bench, gc, OUT } from "./harness.js";
 import { mixed } from "./mixed.js";
 import { multi } from "./multi.js";
 import { persistent } from "./persistent.js";
 import { prune } from "./prune.js";
 import { readers } from "./readers.js";
+import { Bench, OUT } from "./report.js";
 import { serve } from "./serve.js";
 import { stateSync } from "./state-sync.js";
+import { gc } from "./timing.js";
 
 const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
   core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes,

@@ -17,8 +17,8 @@ import { Follower } from "../src/serve/follow.js";
 import { parseHex } from "../src/serve/hex.js";
 import { pickStore, queryKey } from "../src/serve/queries.js";
 import { parseHeight, queryBody } from "../src/serve/routes-v1.js";
-import { skip } from "./harness.js";
 import { SERVE_CHECKPOINT, serveProfiles, type WriterResult } from "./serve.js";
+import { skip } from "./subjects.js";
 import { Workload } from "./workload.js";
 
 const send = (m: unknown): void => void process.send!(m as object);

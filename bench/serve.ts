@@ -15,11 +15,14 @@
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { setImmediate as tick } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { ics23, iavlSpec, tendermintSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import autocannon from "autocannon";
 import { fromHex, MultiTree, toHex, Tree } from "../src/index.js";
-import { applyToTree, floorOf, int, load, percentile, scaled, sum, tick, type Bench } from "./harness.js";
+import { floorOf, type Bench } from "./report.js";
+import { applyToTree, load, scaled } from "./subjects.js";
+import { int, percentile, sum } from "./timing.js";
 import { MIXED, Rng, Workload } from "./workload.js";
 
 /** What the writer child reports. */

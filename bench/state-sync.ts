@@ -9,9 +9,10 @@
 import { hash } from "node:crypto";
 import { join } from "node:path";
 import { Tree, type ExportNode } from "../src/index.js";
-import { bytesOf, fasterPlain, floorOf, gc, int, LAYOUTS, layoutFile, layoutSql, mib, perLayout } from "./harness.js";
-import { plainDb, timeNs, timeNsAsync, type Bench } from "./harness.js";
+import { fasterPlain, layoutFile, LAYOUTS, layoutSql, perLayout, plainDb } from "./floors.js";
 import { grownBank } from "./persistent.js";
+import { floorOf, type Bench } from "./report.js";
+import { bytesOf, gc, int, mib, timeNs, timeNsAsync } from "./timing.js";
 
 const buf = Buffer.alloc(1 << 16);
 /** Go's uvarint at buf[p]; a signed varint of x ≥ 0 is the uvarint of 2x (zig-zag). */

@@ -1,0 +1,51 @@
+/**
+ * The parent side of bench child processes: a bench/child.ts process started in a role, talked to over IPC.
+ * @module
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** A bench/child.ts process in role `role`, exchanging structured-clone messages (Uint8Arrays included) over IPC. */
+export class Child {
+  private readonly proc: ChildProcess;
+  private readonly inbox: unknown[] = [];
+  private wake: (() => void) | undefined;
+  private exited: Error | undefined;
+
+  constructor(role: string, args: readonly string[]) {
+    const file = fileURLToPath(new URL("./child.ts", import.meta.url));
+    this.proc = fork(file, [role, ...args], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      execArgv: ["--import", "tsx"],
+      serialization: "advanced",
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    this.proc.on("message", (m) => (this.inbox.push(m), this.wake?.()));
+    this.proc.on("exit", (code) => {
+      this.exited = new Error(`bench: child ${role} exited with ${code}`);
+      this.wake?.();
+    });
+  }
+
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  send(message: unknown): void {
+    this.proc.send(message as object);
+  }
+
+  /** Sends `message` (unless undefined) and resolves with the child's next message. */
+  async ask<T>(message?: unknown): Promise<T> {
+    if (message !== undefined) this.send(message);
+    while (this.inbox.length === 0) {
+      if (this.exited !== undefined) throw this.exited;
+      await new Promise<void>((r) => (this.wake = r));
+    }
+    return this.inbox.shift() as T;
+  }
+
+  kill(): void {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill();
+  }
+}
