@@ -57,9 +57,11 @@ module.exports = {
     },
     {
       name: "sqlite-only-in-sqlite",
-      comment: "SQL is written in src/sqlite only; other layers call its functions",
+      comment:
+        "SQL is written in src/sqlite only; other layers call its functions. The one exception is the plain table " +
+        "iavlite bench measures the store against: plain SQL on purpose, since it is the floor, not the store",
       severity: "error",
-      from: { path: "^src/", pathNot: "^src/sqlite/" },
+      from: { path: "^src/", pathNot: "^src/(sqlite/|cli/bench-floor\\.ts$)" },
       to: { path: "better-sqlite3" },
     },
     {

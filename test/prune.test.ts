@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { toHex, Tree } from "../src/index.js";
-import { storeInfo } from "../src/sqlite/info.js";
+import { storeInfo } from "../src/cli/info-summary.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 import { codeOf } from "./helpers.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { Tree } from "../api/tree.js";
-import { PlainKv } from "../sqlite/plain-kv.js";
+import { PlainKv } from "./bench-floor.js";
 import { action, globals, intArg, out, outJson } from "./format.js";
 
 interface BenchCliOptions {

@@ -3,7 +3,7 @@
  * @module
  */
 import type { Command } from "commander";
-import { storeInfo, type StoreInfo } from "../sqlite/info.js";
+import { storeInfo, type StoreInfo } from "./info-summary.js";
 import { toHex } from "../base/bytes.js";
 import { action, globals, humanBytes, out, outJson } from "./format.js";
 

@@ -1,6 +1,10 @@
 /**
  * A plain SQLite key-value table with no tree and no history: the floor `iavlite bench` measures the store against,
  * in the two ways it can be built (SPEC §6–7), so that the faster one is the floor.
+ *
+ * Plain SQL outside src/sqlite on purpose: it is what the store is compared with, so it must not go through the
+ * store's connection settings or statement cache. The layer rule `sqlite-only-in-sqlite` and test/layers.test.ts
+ * name this one file as their exception.
  * @module
  */
 import Database from "better-sqlite3";
@@ -41,6 +45,7 @@ export class PlainKv {
     return this.lookup.get(key) as Uint8Array | undefined;
   }
 
+  /** Closes the table's file. */
   close(): void {
     this.db.close();
   }
