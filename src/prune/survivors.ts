@@ -24,7 +24,7 @@ export function copySurvivors(db: Connection, plan: PrunePlan, onNodes: (n: numb
   if (plan.compactThrough < 0) return;
   const store = new StoreReader(db);
   const load = (version: number, seq: number): BranchRow => {
-    const b = store.branch(version, seq);
+    const b = store.branches.one(version, seq);
     if (b === undefined) throw new IavlError("CORRUPT", `branch ${version}/${seq}, which a kept tree holds, is missing from the store`);
     return b;
   };
@@ -36,7 +36,7 @@ export function copySurvivors(db: Connection, plan: PrunePlan, onNodes: (n: numb
   };
   if (base !== undefined) rootOf(base.rootVersion, base.rootSeq);
   for (const v of plan.snapshots) {
-    const row = store.version(v);
+    const row = store.versions.row(v);
     if (row !== undefined) rootOf(row.rootVersion, row.rootSeq);
   }
   let batch: BranchRow[] = [];

@@ -8,7 +8,8 @@ import { metaNumber, setMeta } from "./meta.js";
 import { IavlError } from "../base/errors.js";
 import type { BranchRow } from "./rows.js";
 import { compactedTable, createBranchTable, dropBranchTable, insertBranch, shardTable } from "./shards.js";
-import { StoreReader, type ReplayBase } from "./store-reader.js";
+import { StoreReader } from "./store-reader.js";
+import type { ReplayBase } from "./version-reader.js";
 import { retryBusy, writeTransaction } from "./write-errors.js";
 
 /** What a prune will do, decided in its first step. */
@@ -38,14 +39,14 @@ export interface PrunePlan {
 export function markPruned(db: Connection, upTo: number, keepEvery: number | undefined): PrunePlan {
   const store = new StoreReader(db);
   return writeTransaction(db, "pruning", (): PrunePlan => {
-    const latest = store.latest()?.version ?? 0;
+    const latest = store.versions.latest()?.version ?? 0;
     const asked = Math.min(upTo + 1, latest);
     const prunedTo = metaNumber(db, "pruned_to") ?? 0;
     // An earlier prune may have gone further: the store stays pruned to there (its base, and how far values and
     // operations went, never move back), and the versions left below it are its snapshots.
     const keepFrom = Math.max(asked, prunedTo + 1);
     // Read before the deletions below take the checkpoint rows it looks at.
-    const base = store.replayBase(keepFrom);
+    const base = store.versions.replayBase(keepFrom);
     const earlier = sql(db, "SELECT version FROM versions WHERE version <= ?").pluck().all(prunedTo) as number[];
     const removed =
       keepEvery === undefined
@@ -61,7 +62,7 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
     const limit = base?.version ?? 0;
     // A shard can go when every version in it is at or before the base: replays start after the base.
     const dropShards = sql(db, "SELECT id FROM shards WHERE last <= ? ORDER BY id").pluck().all(limit) as number[];
-    const compactThrough = dropShards.length > 0 ? (dropShards[dropShards.length - 1]! + 1) * store.shardSize - 1 : -1;
+    const compactThrough = dropShards.length > 0 ? (dropShards[dropShards.length - 1]! + 1) * store.branches.shardSize - 1 : -1;
     const gen = (metaNumber(db, "compact_gen") ?? 0) + 1;
     const droppedSnapshots = earlier.some((v) => !snapshots.includes(v));
     return { keepFrom, snapshots, base, dropShards, compactThrough, gen, removed, droppedSnapshots };
@@ -86,14 +87,14 @@ export type DeadRows = (key: KeyRows) => number[];
  */
 export function pruneLeaves(db: Connection, through: number, keepFrom: number, snapshots: number[], maxVersions: number): boolean {
   const store = new StoreReader(db);
-  const from = (metaNumber(db, "leaves_pruned_to") ?? store.firstVersion() - 1) + 1;
+  const from = (metaNumber(db, "leaves_pruned_to") ?? store.versions.first() - 1) + 1;
   const prev = sql(db, "SELECT id, version FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw();
   const del = sql(db, "DELETE FROM leaves WHERE id = ?");
   let v = from;
   for (let done = 0; v <= through && done < maxVersions; v++, done++) {
     const version = v;
     writeTransaction(db, "pruning values", () => {
-      const vo = store.ops(version);
+      const vo = store.versions.ops(version);
       for (const op of vo?.ops ?? []) {
         if (op.row === undefined) continue;
         const id = vo!.firstLeaf + op.row;

@@ -17,10 +17,10 @@ import { writeTransaction } from "./write-errors.js";
 export function rollbackStore(db: Connection, version: number): number {
   const store = new StoreReader(db);
   return writeTransaction(db, `rolling back to version ${version}`, () => {
-    const latest = store.latest()?.version ?? 0;
+    const latest = store.versions.latest()?.version ?? 0;
     if (version >= latest) return 0;
-    if (version > 0 && store.version(version) === undefined) {
-      const e = store.missing(version, latest);
+    if (version > 0 && store.versions.row(version) === undefined) {
+      const e = store.versions.missing(version, latest);
       throw new IavlError(e.code, `cannot roll back to version ${version}: ${e.message}`);
     }
     recordRollback(db, version);
@@ -37,7 +37,7 @@ export function rollbackStore(db: Connection, version: number): number {
     }
     // Branches newer than the replay base were all written by checkpoints after `version`: a replay of the
     // kept versions recreates them, and the next checkpoint writes them again under the same keys.
-    const base = store.replayBase(version)?.version ?? 0;
+    const base = store.versions.replayBase(version)?.version ?? 0;
     for (const id of sql(db, "SELECT id FROM shards WHERE last > ?").pluck().all(base) as number[]) {
       sql(db, `DELETE FROM ${shardTable(id)} WHERE version > ?`).run(base);
     }

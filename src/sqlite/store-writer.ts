@@ -23,12 +23,13 @@ export function insertOps(db: Connection, version: number, firstLeaf: number, op
   sql(db, "INSERT INTO version_ops (version, first_leaf, ops) VALUES (?, ?, ?)").run(version, firstLeaf, ops);
 }
 
-/** Writes of a store file. */
-export class StoreWriter extends StoreReader {
+/** Writes of a store file, with the readers of the same connection beside it. */
+export class StoreWriter {
+  readonly read: StoreReader;
   private readonly shardsMade = new Set<number>();
 
-  constructor(db: Connection) {
-    super(db);
+  constructor(readonly db: Connection) {
+    this.read = new StoreReader(db);
     for (const id of sql(db, "SELECT id FROM shards").pluck().all() as number[]) this.shardsMade.add(id);
   }
 
@@ -74,7 +75,7 @@ export class StoreWriter extends StoreReader {
       setMeta(this.db, "leaves_pruned_to", r.version);
       this.commitRow(r);
     });
-    this.reloadLayout();
+    this.read.branches.reloadLayout();
   }
 
   private commitRow(r: VersionRow): void {
@@ -94,9 +95,9 @@ export class StoreWriter extends StoreReader {
 
   /** The branch table of the shard holding `version`, created on first use. */
   private shard(version: number): string {
-    const id = shardOf(version, this.shardSize);
+    const id = shardOf(version, this.read.branches.shardSize);
     if (!this.shardsMade.has(id)) {
-      createShard(this.db, id, this.shardSize);
+      createShard(this.db, id, this.read.branches.shardSize);
       this.shardsMade.add(id);
     }
     return shardTable(id);

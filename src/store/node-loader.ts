@@ -59,10 +59,10 @@ export class NodeLoader implements NodeSource {
     }
     this.loads++;
     if (seq < 0) {
-      const leaf = this.store.leaf(version, leafRowId(seq));
+      const leaf = this.store.leaves.leaf(version, leafRowId(seq));
       if (leaf !== undefined) return leafNode(this.t, leaf);
     } else {
-      const branch = this.store.branch(version, seq);
+      const branch = this.store.branches.one(version, seq);
       if (branch !== undefined) return branchNode(this.t, branch);
     }
     throw new IavlError("CORRUPT", `node ${version}/${seq} is missing from the store`);

@@ -7,7 +7,8 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
 import { IavlError, type ErrorCode } from "../../base/errors.js";
 import { startWorker } from "../../base/threads.js";
-import type { LeafPageRow, StoreReader } from "../../sqlite/store-reader.js";
+import type { LeafPageRow } from "../../sqlite/leaf-reader.js";
+import type { StoreReader } from "../../sqlite/store-reader.js";
 
 /** Rows per page. */
 export const LEAF_PAGE = 2048;
@@ -27,7 +28,7 @@ export const AHEAD = 4;
 export interface LeafThreadData {
   file: string;
   version: number;
-  /** The rollbacks the store had recorded when the read began (see StoreReader.versionState). */
+  /** The rollbacks the store had recorded when the read began (see VersionReader.state). */
   since: number;
   state: SharedArrayBuffer;
   port: MessagePort;
@@ -108,7 +109,7 @@ class InlineLeaves implements LeafSource {
   next(): LeafPageRow | undefined {
     while (this.at === this.rows.length) {
       if (this.done) return undefined;
-      const page = this.read(() => this.store.leafPage(this.version, this.after, LEAF_PAGE));
+      const page = this.read(() => this.store.leaves.page(this.version, this.after, LEAF_PAGE));
       this.rows = page.rows;
       this.at = 0;
       this.after = page.next;

@@ -30,8 +30,8 @@ try {
       Atomics.wait(state, TAKEN, Atomics.load(state, TAKEN), 100);
     }
     if (Atomics.load(state, STOP) !== 0) break;
-    const { rows, next } = store.leafPage(data.version, after, LEAF_PAGE);
-    const kept = store.versionState(data.version, data.since);
+    const { rows, next } = store.leaves.page(data.version, after, LEAF_PAGE);
+    const kept = store.versions.state(data.version, data.since);
     if (kept === "pruned") throw new IavlError("VERSION_PRUNED", `version ${data.version} was pruned while it was being read`);
     if (kept === "rolled-back") throw new IavlError("VERSION_ROLLED_BACK", `version ${data.version} was removed by a rollback while it was being read`);
     const page = packPage(rows, next === undefined);

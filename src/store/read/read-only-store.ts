@@ -75,8 +75,8 @@ export class ReadOnlyStore implements ReadonlyTree {
    */
   refresh(): number {
     this.open();
-    const since = this.store.rollbacks();
-    const latest = this.store.latest();
+    const since = this.store.versions.rollbacks();
+    const latest = this.store.versions.latest();
     this.refreshedSince = since;
     this.start = latest === undefined ? undefined : { row: latest, since };
     return this.version;
@@ -132,13 +132,13 @@ export class ReadOnlyStore implements ReadonlyTree {
   /** @internal The first version this store committed or imported: it holds no version before it. */
   firstVersion(): number {
     this.open();
-    return this.store.firstVersion();
+    return this.store.versions.first();
   }
 
   /** Begins reading `version`, unless a rollback after the first `since` replaced or deleted it. */
   private startSince(version: number, since: number): ReadStart {
     // Checked before the row is read: a rollback may have deleted it, which is no "never committed".
-    if (this.store.versionState(version, since) === "rolled-back") {
+    if (this.store.versions.state(version, since) === "rolled-back") {
       throw new IavlError("VERSION_ROLLED_BACK", `version ${version} was replaced by a rollback since this read began`);
     }
     return startRead(this.store, version, since);
@@ -152,7 +152,7 @@ export class ReadOnlyStore implements ReadonlyTree {
     this.open();
     checkVersionRange(from, to);
     // Counted now, not at the first step: a rollback between the call and the first step counts too.
-    return this.changesSince(from, to, this.store.rollbacks());
+    return this.changesSince(from, to, this.store.versions.rollbacks());
   }
 
   private *changesSince(from: number, to: number, since: number): IterableIterator<VersionChange> {
@@ -168,7 +168,7 @@ export class ReadOnlyStore implements ReadonlyTree {
   /** The committed versions kept, oldest first. */
   versions(): number[] {
     this.open();
-    return this.store.versions();
+    return this.store.versions.list();
   }
 
   /** Closes the connection; later calls throw `CLOSED`. */

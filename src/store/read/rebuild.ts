@@ -31,15 +31,15 @@ export function rebuildVersion(store: StoreReader, src: NodeLoader, row: Version
     root = after.root;
     from = after.version + 1;
   } else {
-    const base = store.replayBase(row.version);
+    const base = store.versions.replayBase(row.version);
     root = base === undefined ? NONE : src.root(base);
-    from = base === undefined ? store.firstVersion() : base.version + 1;
+    from = base === undefined ? store.versions.first() : base.version + 1;
   }
   const m = new Mutator(from, src);
   for (let v = from; v <= row.version; v++) {
-    const vo = store.ops(v);
+    const vo = store.versions.ops(v);
     if (vo === undefined) throw new IavlError("CORRUPT", `the operations of version ${v}, which version ${row.version} replays, are missing`);
-    root = replayVersion(m, root, v, vo, store.leafHashes(vo.firstLeaf, rowCount(vo.ops)));
+    root = replayVersion(m, root, v, vo, store.leaves.hashes(vo.firstLeaf, rowCount(vo.ops)));
   }
   const h = rootDigest(src, root);
   if (h !== toDigest(row.hash)) {
@@ -58,7 +58,7 @@ function checkRoot(store: StoreReader, src: NodeLoader, root: number, row: Versi
   const t = src.t;
   let got: Digest;
   if (root === NONE) got = EMPTY_DIGEST;
-  else if (t.height(root) === 0) got = leafHash(t.key(root), sha256(store.valueAt(latin1Bytes(t.key(root)), t.version(root)) ?? new Uint8Array(0)), t.version(root));
+  else if (t.height(root) === 0) got = leafHash(t.key(root), sha256(store.leaves.valueAt(latin1Bytes(t.key(root)), t.version(root)) ?? new Uint8Array(0)), t.version(root));
   else {
     const l = src.left(root);
     const r = src.right(root);
@@ -115,7 +115,7 @@ export class RebuiltTrees {
     }
     this.last = undefined;
     this.src = new NodeLoader(this.store);
-    const rollbacks = this.store.rollbacks();
+    const rollbacks = this.store.versions.rollbacks();
     const root = rebuildVersion(this.store, this.src, row);
     this.last = { row, root, rollbacks };
     return { root, src: this.src };
@@ -123,7 +123,7 @@ export class RebuiltTrees {
 
   /** True when no rollback replaced the kept tree and the operations of the versions after it are still stored. */
   private canReplayOn(kept: NonNullable<RebuiltTrees["last"]>, row: VersionRow): boolean {
-    return this.store.rollbacks() === kept.rollbacks && kept.row.version >= (this.store.replayBase(row.version)?.version ?? 0);
+    return this.store.versions.rollbacks() === kept.rollbacks && kept.row.version >= (this.store.versions.replayBase(row.version)?.version ?? 0);
   }
 
   /** Drops the kept tree. */

@@ -8,7 +8,7 @@ import { IavlError } from "../../base/errors.js";
 import { latin1 } from "../../base/bytes.js";
 import type { Mutator } from "../../tree/mutate.js";
 import { leafKeySeq } from "../../sqlite/node-rows.js";
-import type { VersionOps } from "../../sqlite/store-reader.js";
+import type { VersionOps } from "../../sqlite/version-reader.js";
 
 const NO_VALUE = new Uint8Array(0);
 

@@ -25,7 +25,7 @@ export function storedValue(store: StoreReader): ValueOf {
   return (t, leaf) => {
     const held = t.value(leaf);
     if (held !== undefined) return held;
-    const v = store.valueAt(latin1Bytes(t.key(leaf)), t.version(leaf));
+    const v = store.leaves.valueAt(latin1Bytes(t.key(leaf)), t.version(leaf));
     if (v === undefined || v === null) throw new IavlError("CORRUPT", `the value of a leaf of version ${t.version(leaf)} is missing`);
     return v;
   };
@@ -45,10 +45,10 @@ export interface ReadStart {
  * `since`: the rollbacks counted when a longer read (a change stream over many versions) began, so that a rollback
  * during it shows in every version it reads after, not only in the one being read.
  */
-export function startRead(store: StoreReader, version: number, since = store.rollbacks()): ReadStart {
+export function startRead(store: StoreReader, version: number, since = store.versions.rollbacks()): ReadStart {
   // The count first (the default above): a rollback between the two reads then shows as a later one.
-  const row = store.version(version);
-  if (row === undefined) throw store.missing(version);
+  const row = store.versions.row(version);
+  if (row === undefined) throw store.versions.missing(version);
   return { row, since };
 }
 
@@ -89,7 +89,7 @@ export class VersionView implements ReadonlyTree {
   };
 
   private check(): void {
-    const state = this.store.versionState(this.row.version, this.since);
+    const state = this.store.versions.state(this.row.version, this.since);
     if (state === "pruned") throw new IavlError("VERSION_PRUNED", `version ${this.row.version} was pruned while it was being read`);
     if (state === "rolled-back") {
       throw new IavlError("VERSION_ROLLED_BACK", `version ${this.row.version} was removed by a rollback after this view began reading it`);
@@ -110,7 +110,7 @@ export class VersionView implements ReadonlyTree {
 
   get(key: Uint8Array): Uint8Array | undefined {
     checkKey(key);
-    return this.read(() => this.store.valueAt(key, this.row.version) ?? undefined);
+    return this.read(() => this.store.leaves.valueAt(key, this.row.version) ?? undefined);
   }
 
   has(key: Uint8Array): boolean {
@@ -119,7 +119,7 @@ export class VersionView implements ReadonlyTree {
 
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
     checkIterateOptions(opts);
-    for (const [key, value] of this.store.range(this.row.version, opts.start, opts.end, opts.reverse === true, this.read)) {
+    for (const [key, value] of this.store.leaves.range(this.row.version, opts.start, opts.end, opts.reverse === true, this.read)) {
       this.alive();
       yield [key, value];
     }
@@ -142,7 +142,7 @@ export class VersionView implements ReadonlyTree {
     const end = firstLeaf + leafRows;
     for (let after = firstLeaf - 1; ; ) {
       this.alive();
-      const page = this.read(() => this.store.changeRows(after, end, CHANGES_PAGE));
+      const page = this.read(() => this.store.leaves.changeRows(after, end, CHANGES_PAGE));
       for (const r of page) yield { key: r.key, value: r.value };
       if (page.length < CHANGES_PAGE) return;
       after = page[page.length - 1]!.id;

@@ -79,7 +79,7 @@ export function* walkVersion(
     };
     refs(links(parent));
     for (let depth = 0; depth < SUBTREE_LEVELS && level.length > 0; depth++) {
-      const rows: BranchLinks[] = (withHashes ? store.branches(level) : store.branchLinks(level)).map(inMemoryForm);
+      const rows: BranchLinks[] = (withHashes ? store.branches.many(level) : store.branches.links(level)).map(inMemoryForm);
       if (rows.length !== level.length) throw new IavlError("CORRUPT", `${level.length - rows.length} branches below ${describe(parent)} are missing from the store`);
       level = [];
       for (const b of rows) {

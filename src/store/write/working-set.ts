@@ -16,6 +16,7 @@ import type { IavlError } from "../../base/errors.js";
 import { digestBytes } from "../../base/hash.js";
 import { ValueArena } from "../../base/value-arena.js";
 import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
+import type { StoreReader } from "../../sqlite/store-reader.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
 import { collectDirty, NO_BRANCHES } from "../../checkpoint/dirty-branches.js";
 import { leafKeySeq, storedSeq } from "../../sqlite/node-rows.js";
@@ -63,6 +64,7 @@ export class WorkingSet {
   private live: Latest;
   private readonly t: NodeTable;
   private readonly store: StoreWriter;
+  private readonly read: StoreReader;
   private readonly trees: RebuiltTrees;
   private lastCheckpoint = 0;
   private needCheckpoint = false;
@@ -85,15 +87,16 @@ export class WorkingSet {
     private readonly options: WorkingSetOptions,
   ) {
     this.store = new StoreWriter(db);
-    this.src = new NodeLoader(this.store);
+    this.read = this.store.read;
+    this.src = new NodeLoader(this.read);
     this.t = this.src.t;
-    this.trees = new RebuiltTrees(this.store);
-    this.valueOf = storedValue(this.store);
+    this.trees = new RebuiltTrees(this.read);
+    this.valueOf = storedValue(this.read);
     this.budgetNodes = Math.floor((options.memoryBudgetMiB * 1024 * 1024) / NODE_BYTES);
     // Keep whole the top levels that fit in half the budget (depths 0..d hold 2^(d+1) − 1 nodes); the other half is
     // for dirty and recently loaded nodes.
     this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)) - 1);
-    this.nextLeaf = this.store.nextLeafId();
+    this.nextLeaf = this.read.leaves.nextId();
     this.opened = this.load();
     this.live = this.opened;
     this.wal = new WalCheckpointer(file, options.busyTimeoutMs);
@@ -104,10 +107,10 @@ export class WorkingSet {
 
   /** Reopen: the last checkpoint, then the log since, checked against the stored root hash. */
   private load(): Latest {
-    const latest = this.store.latest();
+    const latest = this.read.versions.latest();
     if (latest === undefined) return { version: 0, root: NONE };
-    this.lastCheckpoint = this.store.replayBase(latest.version)?.version ?? 0;
-    const root = rebuildVersion(this.store, this.src, latest);
+    this.lastCheckpoint = this.read.versions.replayBase(latest.version)?.version ?? 0;
+    const root = rebuildVersion(this.read, this.src, latest);
     this.residentEstimate = this.budgetNodes; // unknown after a replay: sweep at the first commit
     this.size = root === NONE ? 0 : this.t.size(root);
     return { version: latest.version, root };
@@ -125,7 +128,7 @@ export class WorkingSet {
       if (c !== undefined) return c.value?.slice();
     }
     // A row read from SQLite is already a fresh array.
-    return this.store.valueAt(key, Number.MAX_SAFE_INTEGER) ?? undefined;
+    return this.read.leaves.valueAt(key, Number.MAX_SAFE_INTEGER) ?? undefined;
   }
 
   /** Persists a version; throws with nothing changed when it cannot. */
@@ -241,8 +244,8 @@ export class WorkingSet {
 
   private openView(version: number, alive: () => void): VersionView {
     if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
-    const start = startRead(this.store, version);
-    return new VersionView(this.store, start, () => this.treeAt(start.row), alive);
+    const start = startRead(this.read, version);
+    return new VersionView(this.read, start, () => this.treeAt(start.row), alive);
   }
 
   /**
@@ -258,7 +261,7 @@ export class WorkingSet {
   versions(): number[] {
     // In flight first: a version landing between the two reads is then seen by at least one of them.
     const inFlight = this.queue?.inFlight() ?? [];
-    const stored = this.store.versions();
+    const stored = this.read.versions.list();
     return [...stored, ...inFlight.filter((v) => v > (stored[stored.length - 1] ?? 0))];
   }
 

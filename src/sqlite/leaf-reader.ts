@@ -1,0 +1,125 @@
+/**
+ * Reads of the leaves table: a key's value at a version, a version's changed rows and their hashes, and a version's
+ * leaves in key order (newest row of each key at or before it).
+ * @module
+ */
+import { sql, type Connection, type Statement } from "./connection.js";
+import { blob, type LeafRow } from "./rows.js";
+
+type Row = unknown[];
+
+/** A leaves row as {@link LeafReader.page} gives it. */
+export interface LeafPageRow {
+  id: number;
+  version: number;
+  key: Uint8Array;
+  hash: Uint8Array | null;
+  value: Uint8Array | null;
+}
+
+/** Reads of leaves rows. */
+export class LeafReader {
+  private readonly valueAtStmt: Statement;
+  private readonly leafStmt: Statement;
+
+  constructor(private readonly db: Connection) {
+    this.valueAtStmt = db.prepare("SELECT value FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
+    this.leafStmt = db.prepare("SELECT version, key, hash FROM leaves WHERE id = ?").raw();
+  }
+
+  /** The value of `key` at `version`: the bytes, null when removed, undefined when never set up to then. */
+  valueAt(key: Uint8Array, version: number): Uint8Array | null | undefined {
+    const r = this.valueAtStmt.get(key, version) as Row | undefined;
+    return r === undefined ? undefined : r[0] === null ? null : blob(r[0]);
+  }
+
+  /**
+   * A page of a version's leaves rows (ids `first` … `end − 1`, in key order) after row `after`: each key the
+   * version set, with its value, or removed (value null).
+   */
+  changeRows(after: number, end: number, limit: number): Array<{ id: number; key: Uint8Array; value: Uint8Array | null }> {
+    const rows = sql(this.db, "SELECT id, key, hash IS NULL, value FROM leaves WHERE id > ? AND id < ? ORDER BY id LIMIT ?").raw().all(after, end, limit) as Row[];
+    return rows.map((r) => ({ id: r[0] as number, key: blob(r[1]), value: r[2] === 1 || r[3] === null ? null : blob(r[3]) }));
+  }
+
+  /** The stored leaf of `version` in leaves row `id`: its key and hash (undefined for a removal or another version). */
+  leaf(version: number, id: number): LeafRow | undefined {
+    const r = this.leafStmt.get(id) as Row | undefined;
+    if (r === undefined || r[0] !== version || r[2] === null) return undefined;
+    return { version, id, key: blob(r[1]), hash: blob(r[2]) };
+  }
+
+  /** The hashes of leaves rows `first` … `first + count − 1` (a version's rows), by id; removals have none. */
+  hashes(first: number, count: number): Map<number, Uint8Array> {
+    const out = new Map<number, Uint8Array>();
+    if (count === 0) return out;
+    for (const r of sql(this.db, "SELECT id, hash FROM leaves WHERE id >= ? AND id < ?").raw().iterate(first, first + count) as Iterable<Row>) {
+      if (r[1] !== null) out.set(r[0] as number, blob(r[1]));
+    }
+    return out;
+  }
+
+  /** The id the next leaves row gets. */
+  nextId(): number {
+    return ((sql(this.db, "SELECT max(id) FROM leaves").pluck().get() as number | null) ?? 0) + 1;
+  }
+
+  /**
+   * `[key, value, rowVersion, rowId]` as of `version`, in key order: for each key the newest row at or before `version`.
+   * Rows come in pages of bounded size, each its own statement run through `read` (which may check that the version
+   * is still whole), so that no read snapshot stays open between pages.
+   */
+  *range(
+    version: number,
+    start: Uint8Array | undefined,
+    end: Uint8Array | undefined,
+    reverse: boolean,
+    read: <T>(fn: () => T) => T = (fn) => fn(),
+  ): Generator<[key: Uint8Array, value: Uint8Array, rowVersion: number, rowId: number]> {
+    // Whole-tree scans (export, verify) take larger pages.
+    const page = start === undefined && end === undefined ? 2048 : 256;
+    let lower = start;
+    let upper = end;
+    let first = true;
+    for (;;) {
+      // The newest row of each key at or before `version`, found in the (key, version) index alone (its bare id is
+      // the max row's), then joined with its value: no other version's value is read.
+      const where = ["version <= @version"];
+      if (lower !== undefined) where.push(!reverse && !first ? "key > @lower" : "key >= @lower");
+      if (upper !== undefined) where.push("key < @upper");
+      const dir = reverse ? "DESC" : "ASC";
+      const text =
+        `SELECT l.key, l.value, l.version, l.id FROM (SELECT id, max(version) FROM leaves WHERE ${where.join(" AND ")} ` +
+        `GROUP BY key ORDER BY key ${dir} LIMIT ${page}) AS m JOIN leaves AS l ON l.id = m.id ORDER BY l.key ${dir}`;
+      const params: Record<string, unknown> = { version };
+      if (lower !== undefined) params["lower"] = lower;
+      if (upper !== undefined) params["upper"] = upper;
+      const rows = read(() => sql(this.db, text).raw().all(params) as Row[]);
+      for (const r of rows) if (r[1] !== null) yield [blob(r[0]), blob(r[1]), r[2] as number, r[3] as number];
+      if (rows.length < page) return;
+      const last = blob(rows[rows.length - 1]![0]);
+      if (reverse) upper = last;
+      else lower = last;
+      first = false;
+    }
+  }
+
+  /**
+   * One page of the leaves of `version` in key order, after key `after`: the newest row of each key at or before the
+   * version. Keys removed by then are left out, so a page may hold fewer than `limit` rows; `next` is the key to go
+   * on after, undefined at the end.
+   */
+  page(version: number, after: Uint8Array | undefined, limit: number): { rows: LeafPageRow[]; next: Uint8Array | undefined } {
+    const text =
+      `SELECT l.id, l.version, l.key, l.hash, l.value FROM (SELECT id, max(version) FROM leaves WHERE version <= ? ` +
+      `${after === undefined ? "" : "AND key > ? "}GROUP BY key ORDER BY key LIMIT ?) AS m JOIN leaves AS l ON l.id = m.id ORDER BY l.key`;
+    const args = after === undefined ? [version, limit] : [version, after, limit];
+    const all = sql(this.db, text).raw().all(...args) as Row[];
+    const rows: LeafPageRow[] = [];
+    for (const r of all) {
+      if (r[3] === null) continue;
+      rows.push({ id: r[0] as number, version: r[1] as number, key: blob(r[2]), hash: blob(r[3]), value: r[4] === null ? null : blob(r[4]) });
+    }
+    return { rows, next: all.length < limit ? undefined : blob(all[all.length - 1]![2]) };
+  }
+}
