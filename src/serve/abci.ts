@@ -11,7 +11,7 @@
  * `log`; a malformed JSON-RPC request gets a JSON-RPC error. CometBFT answers some of those with HTTP 500; here a
  * client's mistake is never a 500 (400 for a body that is not JSON or URI parameters that do not parse).
  *
- * `GET /` is left free: it is where an explorer page will live.
+ * `GET /` is not a method: it is the explorer page (explorer.ts).
  * @module
  */
 import { ics23 } from "@confio/ics23";

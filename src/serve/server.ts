@@ -1,8 +1,8 @@
 /**
  * The query service (`iavlite serve`): a fastify server over a read-only multi-store handle, with the v1 API
  * (routes-v1.ts), the CometBFT RPC (abci.ts), Prometheus metrics (metrics.ts) and the explorer page (explorer.ts),
- * each a plugin of its own. It only
- * reads: it never takes the writer lock, never writes and never holds a read transaction open between statements.
+ * each a plugin of its own. It only reads: it never takes the writer lock, never writes and never holds a read
+ * transaction open between statements.
  *
  * Requests are answered one at a time on the event loop (better-sqlite3 reads are synchronous), each bounded: keys
  * of at most `maxKeyBytes`, range pages of at most 1000 pairs and `rangeBytes` bytes, change streams of at most 1000

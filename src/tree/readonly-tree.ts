@@ -25,7 +25,7 @@ export interface ReadonlyTree {
   proof(key: Uint8Array): CommitmentProof;
   /**
    * The nodes of this version in post-order, as cosmos/iavl's exporter streams them for state sync. Memory does
-   * not grow with the tree: nodes are loaded as the walk reaches them and dropped after.
+   * not grow with the tree: nodes are loaded, in bounded batches, as the walk reaches them and dropped after.
    */
   export(): IterableIterator<ExportNode>;
   /**
