@@ -281,8 +281,7 @@ export class Tree {
   /**
    * Removes every committed version ≤ `version` (the latest is always kept; with `keepEvery`, so is every version
    * that is a multiple of it and was committed as a checkpoint, as `keepEvery` in the open options makes them). The
-   * work runs in a worker thread
-   * while this tree goes on committing; the promise settles once the space is reclaimed.
+   * work runs in a worker thread while this tree goes on committing; the promise settles once the space is reclaimed.
    */
   async prune(version: number, options: PruneOptions = {}): Promise<PruneResult> {
     this.open();
