@@ -85,7 +85,7 @@ export function busyTimeoutOf(db: Connection): number {
 function tune(db: Connection, busyTimeoutMs: number): void {
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   busyTimeouts.set(db, busyTimeoutMs);
-  // 32 MiB of page cache holds the interior pages of the big tables; more only grows RSS (memory-mapped I/O too).
+  // 32 MiB: enough for the interior pages of the big tables (ARCHITECTURE.md, "Measurements behind the design").
   db.pragma("cache_size = -32768");
   db.pragma("temp_store = MEMORY");
 }
