@@ -10,7 +10,8 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { Tree } from "../api/tree.js";
 import { PlainKv } from "./bench-floor.js";
-import { action, globals, intArg, out, outJson } from "./format.js";
+import { action } from "./command.js";
+import { globals, intArg, out, outJson } from "./format.js";
 
 interface BenchCliOptions {
   versions: number;
@@ -25,7 +26,7 @@ export function registerBench(program: Command): void {
     .argument("[dir]", "where to put the scratch store (default: the OS temp folder); it is deleted after")
     .option("--versions <n>", "versions to commit", intArg(1), 200)
     .option("--changes <n>", "changes per version", intArg(1), 2000)
-    .action(action((dir: string | undefined, opts: BenchCliOptions, cmd: Command) => bench(dir, opts, cmd), "none"));
+    .action(action({ folder: "none", takes: ["json"] }, (dir: string | undefined, opts: BenchCliOptions, cmd: Command) => bench(dir, opts, cmd)));
 }
 
 /** A deterministic 32-byte key and 100-byte value per index. */

@@ -9,7 +9,8 @@ import type { Command } from "commander";
 import { encodeItems } from "../sync/wire.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { toHex } from "../base/bytes.js";
-import { action, claimStdout, globals, note, progress, UsageError, versionArg } from "./format.js";
+import { action, folderOf, storePath } from "./command.js";
+import { claimStdout, globals, note, progress, UsageError, versionArg } from "./format.js";
 import { pickVersion, withReader } from "./store.js";
 
 interface ExportOptions {
@@ -25,20 +26,26 @@ export function registerExport(program: Command): void {
   program
     .command("export")
     .description("write a version as a stream of length-delimited protobuf SnapshotIAVLItems (cosmos state sync)")
-    .argument("<dir>", "store folder")
+    .argument("<dir>", "store folder, or multi-store folder with --store NAME (a stream holds one store)")
     .option("--version <V>", "export version V (default: the latest)", versionArg)
     .option("-o, --output <file>", "write to FILE (default: stdout)")
-    .action(action((dir: string, opts: ExportOptions, cmd: Command) => exportCmd(dir, opts, cmd)));
+    .action(action({ folder: "folder", takes: ["json", "store"] }, (dir: string, opts: ExportOptions, cmd: Command) => exportCmd(dir, opts, cmd)));
 }
 
 async function exportCmd(dir: string, opts: ExportOptions, cmd: Command): Promise<number> {
   const g = globals(cmd);
+  const folder = folderOf(dir, cmd);
+  if (folder !== undefined && (!folder.narrowed || folder.chosen.length !== 1)) {
+    // A state-sync stream is one store's tree, as import builds one store.
+    throw new UsageError(`${dir} holds several stores and a snapshot stream holds one: pass one --store (stores: ${folder.stores.join(", ")})`);
+  }
+  const path = folder === undefined ? dir : storePath(dir, folder.chosen[0]!);
   if (opts.output === undefined && process.stdout.isTTY === true) {
     throw new UsageError("refusing to write a binary stream to a terminal: give -o FILE or redirect stdout");
   }
   // stdout is for the stream: a failure must not put a JSON value there.
   if (opts.output === undefined) claimStdout();
-  return withReader(dir, async (h) => {
+  return withReader(path, async (h) => {
     const version = pickVersion(h, opts.version);
     const view = h.at(version);
     const hash = view.hash;
@@ -62,7 +69,7 @@ async function exportCmd(dir: string, opts: ExportOptions, cmd: Command): Promis
     } finally {
       bar.stop();
     }
-    const summary = { version, nodes, hash: toHex(hash), output: opts.output ?? null };
+    const summary = { ...(folder === undefined ? {} : { store: folder.chosen[0] }), version, nodes, hash: toHex(hash), output: opts.output ?? null };
     const line = `exported version ${version}: ${nodes} nodes, root ${summary.hash}`;
     // stdout may be the stream itself; the summary goes there only when the stream went to a file.
     if (g.json) (opts.output === undefined ? process.stderr : process.stdout).write(JSON.stringify(summary, null, 2) + "\n");

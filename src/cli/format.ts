@@ -7,15 +7,18 @@
  * sequences become U+FFFD). In JSON every byte string comes with its encoding (`"utf8"` or `"hex"`, no prefix).
  * @module
  */
-import { join } from "node:path";
 import cliProgress from "cli-progress";
 import { InvalidArgumentError, type Command } from "commander";
+import { z } from "zod";
 import { toHex } from "../base/bytes.js";
-import { multiStoreNames } from "../api/multi-tree.js";
 
-/** A bad command line, found after commander parsed it: reported in one line with exit status 2. */
+/**
+ * A bad command line (a flag or value, a store name the folder lacks, a span that cannot be), found after commander
+ * parsed it: reported in one line with exit status 2, and as code `USAGE` in JSON.
+ */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+  readonly code = "USAGE";
 }
 
 /** Options every command accepts (defined on the program). */
@@ -104,6 +107,18 @@ export function out(line: string): void {
   process.stdout.write(line + "\n");
 }
 
+/** Starts keeping the values {@link outJson} is given, for one combined value of several stores. */
+export function captureJson(): void {
+  captured = [];
+}
+
+/** Stops keeping values; gives those kept since {@link captureJson}. */
+export function capturedJson(): unknown[] {
+  const values = captured ?? [];
+  captured = undefined;
+  return values;
+}
+
 /** Writes a value as pretty JSON to stdout (kept for the combined value while a command runs on every store). */
 export function outJson(value: unknown): void {
   if (captured !== undefined) {
@@ -129,14 +144,29 @@ export function note(line: string): void {
   process.stderr.write(`iavlite: ${line}\n`);
 }
 
-/** A commander argument parser for an integer in `min..2^53-1`. */
-export function intArg(min: number): (value: string) => number {
+/**
+ * A commander argument parser for an integer in `min..max`. Its message completes the flag's name (program.ts puts
+ * the flag first): `--refresh-ms must be an integer from 0 to 60000, got "-5"`.
+ */
+export function intArg(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
   return (value: string) => {
-    // Number("") is 0 and Number("1e3") is 1000: accept plain decimal digits only.
-    const n = /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer ≥ ${min}, got "${value}".`);
+    // Number("") is 0 and Number("1e3") is 1000: accept plain decimal digits (and a sign, to say what is wrong).
+    const n = /^-?[0-9]+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer ${range}, got "${value}"`);
     return n;
   };
+}
+
+/**
+ * {@link intArg} with the bounds a library options schema sets for the value (a zod number, maybe with a default),
+ * so that the command line refuses what the library would, in the same words as every other flag.
+ */
+export function intArgOf(schema: z.ZodType): (value: string) => number {
+  let s: z.ZodType = schema;
+  while (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodType;
+  if (!(s instanceof z.ZodNumber)) throw new TypeError("intArgOf needs a zod number schema");
+  return intArg(s.minValue ?? 0, s.maxValue ?? Number.MAX_SAFE_INTEGER);
 }
 
 /** Parser of version numbers. */
@@ -184,94 +214,4 @@ export function progress(label: string, total: number | undefined): Progress {
       bar.stop();
     },
   };
-}
-
-let status = 0;
-let jsonAsked = false;
-
-/** How a command treats a multi-store folder (as `npm start` makes) given as its first argument. */
-export type FolderUse =
-  /**
-   * On the store `--store` names, else on every store in turn; with `--json` the stores' values are combined into
-   * one, `{ …summary, stores: [{ name, …value }] }`.
-   */
-  | "each"
-  /** On the store `--store` names; without it, a usage error. */
-  | "store"
-  /** The command handles the folder itself (its stores and commit marker together), and `--store` (see {@link folderOf}). */
-  | "folder"
-  /** The argument is not a store folder. */
-  | "none";
-
-/**
- * Wraps a command's action so that its result becomes the exit status ({@link lastStatus}): commander's
- * `parseAsync` ignores what actions return. `folder` says how it runs on a multi-store folder; `summary` gives the
- * fields a combined JSON value ("each") carries beside the stores, from the worst exit status.
- */
-export function action<A extends unknown[]>(
-  fn: (...args: A) => number | Promise<number>,
-  folder: FolderUse = "store",
-  summary: (worst: number) => Record<string, unknown> = () => ({}),
-): (...args: A) => Promise<void> {
-  return async (...args: A) => {
-    const cmd = args[args.length - 1] as Command;
-    const json = globals(cmd).json;
-    jsonAsked = json;
-    const dir = args[0];
-    const stores = typeof dir === "string" && folder !== "none" && folder !== "folder" ? multiStoreNames(dir) : undefined;
-    if (stores === undefined || typeof dir !== "string") {
-      status = await fn(...args);
-      return;
-    }
-    const asked = cmd.optsWithGlobals<{ store?: string }>().store;
-    const names = asked !== undefined ? [asked] : folder === "each" ? stores : undefined;
-    if (names === undefined) throw new UsageError(`${dir} holds several stores: pass --store with one of ${stores.join(", ")}`);
-    for (const name of names) storeIn(dir, stores, name);
-    const combine = json && asked === undefined;
-    if (combine) captured = [];
-    let worst = 0;
-    for (const name of names) {
-      if (names.length > 1 && !json) out(`── store ${name}`);
-      const a = [...args] as A;
-      a[0] = join(dir, "stores", name);
-      worst = Math.max(worst, await fn(...a));
-    }
-    if (combine) {
-      const values = captured ?? [];
-      captured = undefined;
-      outJson({ ...summary(worst), stores: names.map((name, i) => ({ name, ...(values[i] as object) })) });
-    }
-    status = worst;
-  };
-}
-
-/** A multi-store folder as a "folder" command sees it: its stores, and the one `--store` names, if any. */
-export interface Folder {
-  stores: string[];
-  store: string | undefined;
-}
-
-/** For a "folder" command: `dir` as a multi-store folder, or undefined when it is a plain store folder. */
-export function folderOf(dir: string, cmd: Command): Folder | undefined {
-  const stores = multiStoreNames(dir);
-  if (stores === undefined) return undefined;
-  const store = cmd.optsWithGlobals<{ store?: string }>().store;
-  if (store !== undefined) storeIn(dir, stores, store);
-  return { stores, store };
-}
-
-/** The folder of store `name` in multi-store folder `dir`; a usage error when it has no such store. */
-export function storeIn(dir: string, stores: readonly string[], name: string): string {
-  if (!stores.includes(name)) throw new UsageError(`${dir} has no store ${name} (stores: ${stores.join(", ")})`);
-  return join(dir, "stores", name);
-}
-
-/** True when the command that ran (or failed) asked for JSON. */
-export function jsonRequested(): boolean {
-  return jsonAsked;
-}
-
-/** The exit status of the last action run. */
-export function lastStatus(): number {
-  return status;
 }

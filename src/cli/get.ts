@@ -1,12 +1,18 @@
 /**
- * `iavlite get <dir> <key>`: a value at a version, optionally with its ICS23 proof checked against the root hash.
+ * `iavlite get <dir> <key>`: a value at a version, optionally with its ICS23 proof checked against the root hash. On
+ * a multi-store folder the key is looked up in every store (or those `--store` names) at one version every store
+ * holds whole, each answer naming its store; with `--prove` each store's root is also proven under the app hash.
  * @module
  */
-import { ics23, iavlSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
+import { ics23, iavlSpec, tendermintSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import type { Command } from "commander";
+import { IavlError } from "../base/errors.js";
 import { toHex } from "../base/bytes.js";
+import { MultiTree } from "../api/multi-tree.js";
 import type { CommitmentProof } from "../tree/proof.js";
-import { action, bytesJson, bytesMode, bytesText, globals, note, out, outJson, parseBytes, versionArg } from "./format.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import { action, folderOf, type Folder } from "./command.js";
+import { bytesJson, bytesMode, bytesText, globals, note, out, outJson, parseBytes, versionArg, type BytesMode, type GlobalOptions } from "./format.js";
 import { pickVersion, withReader } from "./store.js";
 
 interface GetOptions {
@@ -18,60 +24,146 @@ interface GetOptions {
 export function registerGet(program: Command): void {
   program
     .command("get")
-    .description("print the value of a key (exit status 1 when absent; with --prove, 1 when the proof does not verify)")
-    .argument("<dir>", "store folder")
+    .description(
+      "print the value of a key (exit status 1 when absent; with --prove, 1 when a proof does not verify). On a multi-store " +
+        "folder: the key in every store (or those --store names), one line per store, exit status 1 when no store has it",
+    )
+    .argument("<dir>", "store folder, or multi-store folder")
     .argument("<key>", "the key (UTF-8, or hex with --hex)")
-    .option("--version <V>", "read version V (default: the latest)", versionArg)
-    .option("--prove", "also print the key's ICS23 proof (hex protobuf) and verify it against the version's root hash")
-    .action(action((dir: string, keyText: string, opts: GetOptions, cmd: Command) => get(dir, keyText, opts, cmd)));
+    .option("--version <V>", "read version V (default: the latest; on a multi-store folder, the latest every store holds)", versionArg)
+    .option("--prove", "also print the key's ICS23 proof (hex protobuf) and verify it against the version's root hash (and that root under the app hash)")
+    .action(action({ folder: "folder", takes: ["json", "hex", "utf8", "store"] }, (dir: string, keyText: string, opts: GetOptions, cmd: Command) => get(dir, keyText, opts, cmd)));
+}
+
+/** What one store answered. */
+interface Answer {
+  version: number;
+  root: Uint8Array;
+  key: Uint8Array;
+  value: Uint8Array | undefined;
+  proof?: { hex: string; verified: boolean };
+  /** The store's root proven under the app hash (multi-store folders, with --prove). */
+  app?: { hex: string; verified: boolean };
 }
 
 async function get(dir: string, keyText: string, opts: GetOptions, cmd: Command): Promise<number> {
   const g = globals(cmd);
-  const mode = bytesMode(g);
   const key = parseBytes(keyText, g, "the key");
+  const folder = folderOf(dir, cmd);
+  if (folder !== undefined) return getInFolder(folder, key, opts, g);
   return withReader(dir, (h) => {
     const version = pickVersion(h, opts.version);
-    const view = h.at(version);
-    const value = view.get(key);
-    const root = view.hash;
-    let proof: { hex: string; verified: boolean } | undefined;
-    if (opts.prove === true) {
-      const p = view.proof(key);
-      proof = { hex: toHex(ics23.CommitmentProof.encode(p).finish()), verified: check(p, root, key, value) };
-    }
-    if (g.json) {
-      outJson({
-        version,
-        root: toHex(root),
-        ...bytesJson("key", key, mode),
-        found: value !== undefined,
-        ...(value === undefined ? {} : bytesJson("value", value, mode)),
-        ...(proof === undefined ? {} : { proof: proof.hex, proofKind: value === undefined ? "non-membership" : "membership", verified: proof.verified }),
-      });
-    } else if (proof === undefined) {
-      if (value !== undefined) out(bytesText(value, mode));
-      else note(`key ${bytesText(key, mode)} not found at version ${version}`);
-    } else {
-      out(`key      ${bytesText(key, mode)}`);
-      out(`version  ${version}`);
-      out(`root     ${toHex(root)}`);
-      out(`value    ${value === undefined ? "(absent)" : bytesText(value, mode)}`);
-      out(`proof    ${proof.hex}`);
-      const kind = value === undefined ? "non-membership" : "membership";
-      if (proof.verified) out(`${kind} proof verified against the root of version ${version}`);
-      else note(`the ${kind} proof does NOT verify against the root of version ${version}`);
-    }
-    // With --prove the task is the proof: an absent key whose non-membership verified is a success.
-    if (proof !== undefined) return proof.verified ? 0 : 1;
-    return value === undefined ? 1 : 0;
+    const a = lookUp(h.at(version), version, key, opts.prove === true);
+    const mode = bytesMode(g);
+    if (g.json) outJson(answerJson(a, mode));
+    else printAnswer(a, mode);
+    return statusOf(a);
   });
+}
+
+/** The key in each chosen store of a multi-store folder, at one whole version. */
+function getInFolder(folder: Folder, key: Uint8Array, opts: GetOptions, g: GlobalOptions): number {
+  const mode = bytesMode(g);
+  const r = MultiTree.openReadOnly(folder.dir);
+  try {
+    const version = opts.version ?? r.latest;
+    if (version === 0) throw new IavlError("VERSION_NOT_FOUND", `${folder.dir} has no version that every store committed yet`);
+    const appHash = r.appHashAt(version)!;
+    const answers = folder.chosen.map((name) => {
+      const a = lookUp(r.at(name, version), version, key, opts.prove === true);
+      if (opts.prove === true) {
+        const p = r.appProof(version, name);
+        a.app = { hex: toHex(ics23.CommitmentProof.encode(p).finish()), verified: checkApp(p, appHash, name, a.root) };
+      }
+      return { name, a };
+    });
+    if (g.json) {
+      outJson({ version, appHash: toHex(appHash), stores: answers.map(({ name, a }) => ({ name, ...answerJson(a, mode) })) });
+    } else if (opts.prove === true) {
+      out(`app hash ${toHex(appHash)} (version ${version})`);
+      for (const { name, a } of answers) {
+        out(`── store ${name}`);
+        printAnswer(a, mode);
+      }
+    } else {
+      const width = Math.max(...answers.map(({ name }) => name.length));
+      for (const { name, a } of answers) out(`${name.padEnd(width)}  ${a.value === undefined ? "(absent)" : bytesText(a.value, mode)}`);
+      if (answers.every(({ a }) => a.value === undefined)) note(`key ${bytesText(key, mode)} not found in ${folder.narrowed ? "the stores named" : "any store"} at version ${version}`);
+    }
+    // With --prove every proof must verify; without, the key must be somewhere.
+    if (opts.prove === true) return answers.every(({ a }) => statusOf(a) === 0) ? 0 : 1;
+    return answers.some(({ a }) => a.value !== undefined) ? 0 : 1;
+  } finally {
+    r.close();
+  }
+}
+
+/** Reads `key` in `view`, with its proof checked when `prove`. */
+function lookUp(view: ReadonlyTree, version: number, key: Uint8Array, prove: boolean): Answer {
+  const value = view.get(key);
+  const root = view.hash;
+  const a: Answer = { version, root, key, value };
+  if (prove) {
+    const p = view.proof(key);
+    a.proof = { hex: toHex(ics23.CommitmentProof.encode(p).finish()), verified: check(p, root, key, value) };
+  }
+  return a;
+}
+
+function kind(a: Answer): string {
+  return a.value === undefined ? "non-membership" : "membership";
+}
+
+/** With --prove the task is the proof: an absent key whose non-membership verified is a success. */
+function statusOf(a: Answer): number {
+  if (a.proof !== undefined) return a.proof.verified && (a.app === undefined || a.app.verified) ? 0 : 1;
+  return a.value === undefined ? 1 : 0;
+}
+
+function answerJson(a: Answer, mode: BytesMode): object {
+  return {
+    version: a.version,
+    root: toHex(a.root),
+    ...bytesJson("key", a.key, mode),
+    found: a.value !== undefined,
+    ...(a.value === undefined ? {} : bytesJson("value", a.value, mode)),
+    ...(a.proof === undefined ? {} : { proof: a.proof.hex, proofKind: kind(a), verified: a.proof.verified }),
+    ...(a.app === undefined ? {} : { appProof: a.app.hex, appVerified: a.app.verified }),
+  };
+}
+
+function printAnswer(a: Answer, mode: BytesMode): void {
+  if (a.proof === undefined) {
+    if (a.value !== undefined) out(bytesText(a.value, mode));
+    else note(`key ${bytesText(a.key, mode)} not found at version ${a.version}`);
+    return;
+  }
+  out(`key      ${bytesText(a.key, mode)}`);
+  out(`version  ${a.version}`);
+  out(`root     ${toHex(a.root)}`);
+  out(`value    ${a.value === undefined ? "(absent)" : bytesText(a.value, mode)}`);
+  out(`proof    ${a.proof.hex}`);
+  if (a.proof.verified) out(`${kind(a)} proof verified against the root of version ${a.version}`);
+  else note(`the ${kind(a)} proof does NOT verify against the root of version ${a.version}`);
+  if (a.app === undefined) return;
+  out(`app      ${a.app.hex}`);
+  if (a.app.verified) out(`the root is proven under the app hash of version ${a.version}`);
+  else note(`the store's root does NOT verify under the app hash of version ${a.version}`);
 }
 
 /** Verifies the proof with @confio/ics23, independently of the code that built it. */
 function check(p: CommitmentProof, root: Uint8Array, key: Uint8Array, value: Uint8Array | undefined): boolean {
   try {
     return value === undefined ? verifyNonMembership(p, iavlSpec, root, key) : verifyMembership(p, iavlSpec, root, key, value);
+  } catch {
+    return false;
+  }
+}
+
+/** Verifies that store `name` had root `root` under `appHash` (the SDK's second proof op), with @confio/ics23. */
+function checkApp(p: CommitmentProof, appHash: Uint8Array, name: string, root: Uint8Array): boolean {
+  try {
+    return verifyMembership(p, tendermintSpec, appHash, new TextEncoder().encode(name), root);
   } catch {
     return false;
   }

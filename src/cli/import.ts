@@ -7,7 +7,8 @@ import type { Command } from "commander";
 import { decodeItems } from "../sync/wire.js";
 import { toHex } from "../base/bytes.js";
 import { Tree } from "../api/tree.js";
-import { action, globals, out, outJson, parseHex, progress, UsageError, versionArg } from "./format.js";
+import { action } from "./command.js";
+import { globals, out, outJson, parseHex, progress, UsageError, versionArg } from "./format.js";
 
 interface ImportCliOptions {
   version: number;
@@ -19,12 +20,12 @@ interface ImportCliOptions {
 export function registerImport(program: Command): void {
   program
     .command("import")
-    .description("build a new store from a stream of length-delimited protobuf SnapshotIAVLItems; nothing is left behind on failure")
+    .description("build a new (plain) store from a stream of length-delimited protobuf SnapshotIAVLItems, as export writes one store; nothing is left behind on failure")
     .argument("<dir>", "new store folder (missing or empty)")
     .requiredOption("--version <V>", "the version the stream is of", versionArg)
     .option("--hash <H>", "refuse the stream unless its root hash is H (hex)")
     .option("-i, --input <file>", "read from FILE (default: stdin)")
-    .action(action((dir: string, opts: ImportCliOptions, cmd: Command) => importCmd(dir, opts, cmd)));
+    .action(action({ folder: "none", takes: ["json"] }, (dir: string, opts: ImportCliOptions, cmd: Command) => importCmd(dir, opts, cmd)));
 }
 
 async function importCmd(dir: string, opts: ImportCliOptions, cmd: Command): Promise<number> {

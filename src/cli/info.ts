@@ -1,26 +1,59 @@
 /**
- * `iavlite info <dir>`: what a store holds and what it costs on disk.
+ * `iavlite info <dir>`: what a store holds and what it costs on disk; on a multi-store folder, every store (or those
+ * `--store` names) and the folder's latest whole version with its app hash.
  * @module
  */
 import type { Command } from "commander";
-import { storeInfo, type StoreInfo } from "./info-summary.js";
+import { isIavlError } from "../base/errors.js";
 import { toHex } from "../base/bytes.js";
-import { action, globals, humanBytes, out, outJson } from "./format.js";
+import { MultiTree } from "../api/multi-tree.js";
+import { action, type FolderHead } from "./command.js";
+import { storeInfo, type StoreInfo } from "./info-summary.js";
+import { globals, humanBytes, out, outJson } from "./format.js";
 
 /** Adds the `info` command to `program`. */
 export function registerInfo(program: Command): void {
   program
     .command("info")
-    .description("summarize a store: versions, checkpoints, shards, pages, disk use and the current writer (every store of a multi-store folder)")
-    .argument("<dir>", "store folder")
+    .description(
+      "summarize a store: versions, checkpoints, shards, pages, disk use and the current writer; on a multi-store folder " +
+        "also the latest version every store holds and its app hash",
+    )
+    .argument("<dir>", "store folder, or multi-store folder (every store, unless --store names some)")
     .action(
-      action((dir: string, _opts: object, cmd: Command) => {
+      action({ folder: "each", takes: ["json", "store"], head: appHead }, (dir: string, _opts: object, cmd: Command) => {
         const info = storeInfo(dir);
         if (globals(cmd).json) outJson(infoJson(info));
         else printInfo(info);
         return 0;
-      }, "each"),
+      }),
     );
+}
+
+/**
+ * The folder's latest whole version and its app hash, read as a query process would. A folder a killed writer left
+ * may not open so (a lost commit marker, a rollback half done): info still reports every store, and says why.
+ */
+function appHead(dir: string): FolderHead {
+  let version: number | null = null;
+  let appHash: string | null = null;
+  let unreadable: string | null = null;
+  try {
+    const r = MultiTree.openReadOnly(dir);
+    try {
+      version = r.latest > 0 ? r.latest : null;
+      const h = version === null ? null : r.appHashAt(version);
+      appHash = h === null ? null : toHex(h);
+    } finally {
+      r.close();
+    }
+  } catch (e) {
+    if (!isIavlError(e)) throw e;
+    unreadable = `${e.code}: ${e.message}`;
+  }
+  const line =
+    unreadable !== null ? `app hash     unreadable (${unreadable})` : version === null ? "app hash     none (no version committed by every store)" : `app hash     ${appHash} (version ${version}, whole in every store)`;
+  return { fields: { version, appHash, ...(unreadable === null ? {} : { appHashError: unreadable }) }, lines: [`folder       ${dir}`, line] };
 }
 
 /** The JSON form: hashes as hex. */

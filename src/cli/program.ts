@@ -6,9 +6,12 @@
  * on stdout when the command wrote nothing there yet (code `USAGE` for a bad command line).
  * @module
  */
+import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { isIavlError } from "../base/errors.js";
-import { jsonRequested, lastStatus, outJsonError, UsageError } from "./format.js";
+import { packageFile } from "../base/package-files.js";
+import { jsonRequested, lastStatus } from "./command.js";
+import { outJsonError, UsageError } from "./format.js";
 import { registerBench } from "./bench.js";
 import { registerChanges } from "./changes.js";
 import { registerExport } from "./export.js";
@@ -26,38 +29,48 @@ Keys and values:
   control characters, else as 0x-prefixed hex; --hex always prints plain hex, --utf8 always prints UTF-8.
   With --json each byte string comes with its encoding ("utf8" or "hex").
 
-Exit status: 0 ok, 1 fault or failure, 2 bad command line.
+Multi-store folders (as npm start makes: ./data with stores/bank, stores/lockup, stores/staking and a commit marker):
+  Every command works on every store unless --store NAME (repeatable) narrows it. get looks the key up in each
+  store; prune prunes them all to one version; rollback rolls them all and the commit marker back together and
+  refuses --store; export writes one store's stream, so it needs one --store. With --json, stdout holds one value
+  naming each store: {"stores":[{"name":"bank",...},...]} beside the folder's fields (info: version, appHash);
+  changes --json prints one object per line, each with its "store".
 
-Examples:
-  $ iavlite info ./data                       # every store of a multi-store folder
-  $ iavlite get ./data --store bank 0a0b --hex --prove
-  $ iavlite get ./data balance/alice --version 42 --prove
-  $ iavlite get ./data --hex 0a0b0c --json
-  $ iavlite changes ./data --store bank --from 40 --to 42 --json --hex
+Version: iavlite --version (or -V) prints it.
+
+Exit status: 0 ok; 1 the store refused or failed (iavlite: CODE: message; a version not kept, a fault, a lock held
+  by a writer); 2 a bad command line (a flag or value, a store the folder lacks, --to before --from, an option the
+  command does not take). rollback without --yes and get of an absent key exit 1.
+
+Examples (on ./data as one npm start leaves it: versions 201 … 300; <key> is a key's hex, <root hex> a root hash):
+  $ iavlite info ./data                                  # every store, and the app hash
+  $ iavlite info ./data --store bank --json
+  $ iavlite get ./data --hex <key>                        # the key in every store
+  $ iavlite get ./data --store bank --hex <key> --version 290 --prove
+  $ iavlite changes ./data --store bank --from 281 --to 290 --json --hex
   $ iavlite verify ./data --all
-  $ iavlite prune ./data --keep-recent 100
-  $ iavlite rollback ./data --to 40            # shows what would be deleted
-  $ iavlite rollback ./data --to 40 --yes
-  $ iavlite export ./data --version 42 -o v42.snap
-  $ iavlite import ./copy --version 42 --hash <root hex> -i v42.snap
-  $ iavlite export ./data | iavlite import ./copy --version 42
-  $ iavlite serve ./data --port 26680          # HTTP queries with proofs, CometBFT abci_query, /metrics
-  $ iavlite bench --versions 100              # this machine against a plain SQLite table
+  $ iavlite prune ./data --keep-recent 50                 # every store to the same version
+  $ iavlite rollback ./data --to 290                      # shows what would be deleted, exit 1
+  $ iavlite rollback ./data --to 290 --yes
+  $ iavlite export ./data --store bank --version 290 -o bank-290.snap
+  $ iavlite import ./bank-copy --version 290 --hash <root hex> -i bank-290.snap
+  $ iavlite export ./data --store staking --version 290 | iavlite import ./staking-copy --version 290
+  $ iavlite serve ./data --port 26680                     # HTTP queries with proofs, CometBFT abci_query, /metrics
+  $ iavlite bench --versions 20 --changes 500             # this machine against a plain SQLite table
 `;
 
 /** Builds the program. Errors are thrown (exitOverride), never turned into `process.exit` by commander. */
 export function buildProgram(): Command {
   const program = new Command("iavlite");
-  // Every --store given: one for most commands (the last counts), several for serve.
-  const stores: string[] = [];
   program
     .description("inspect and maintain iavlite stores (versioned IAVL Merkle trees in SQLite, hash-exact with cosmos/iavl)")
     .addOption(new Option("--json", "machine-readable output"))
     .addOption(new Option("--hex", "read keys as hex and print bytes as hex").conflicts("utf8"))
     .addOption(new Option("--utf8", "print bytes as UTF-8 even when not printable"))
     .addOption(
-      new Option("--store <name>", "in a multi-store folder (as npm start makes), the store to use (serve: repeat for several)")
-        .argParser((name: string) => (stores.push(name), name)),
+      // Repeatable: every name given, in order.
+      new Option("--store <name>", "in a multi-store folder (as npm start makes), work on this store only; repeat for several (default: every store)")
+        .argParser((name: string, previous: string[] | undefined) => [...(previous ?? []), name]),
     )
     .configureHelp({ showGlobalOptions: true })
     .showSuggestionAfterError(true)
@@ -73,13 +86,18 @@ export function buildProgram(): Command {
   registerRollback(program);
   registerExport(program);
   registerImport(program);
-  registerServe(program, () => stores);
+  registerServe(program);
   registerBench(program);
   return program;
 }
 
 /** Runs the CLI on `argv` (user arguments only, without node and the script); resolves to the exit status. */
 export async function run(argv: string[]): Promise<number> {
+  // Not commander's .version(): it would take `get … --version 42` (a subcommand's own option) for it.
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
   try {
     await buildProgram().parseAsync(argv, { from: "user" });
     return lastStatus();
@@ -99,7 +117,7 @@ function report(e: unknown): { status: number; code?: string; message: string } 
     // Help and version output are not errors; `iavlite` alone prints the help to stderr and counts as misuse.
     if (e.exitCode === 0) return { status: 0, message: "" };
     if (e.code === "commander.help" || e.code === "commander.helpDisplayed") return { status: 2, message: "" };
-    const message = e.message.replace(/^error: /, "");
+    const message = commanderMessage(e);
     error(message);
     return { status: 2, code: "USAGE", message };
   }
@@ -121,6 +139,23 @@ function report(e: unknown): { status: number; code?: string; message: string } 
   error(`internal error: ${message}${process.env["IAVLITE_DEBUG"] ? "" : " (IAVLITE_DEBUG=1 shows the stack)"}`);
   if (process.env["IAVLITE_DEBUG"] && e instanceof Error && e.stack !== undefined) process.stderr.write(e.stack + "\n");
   return { status: 1, code: "INTERNAL", message };
+}
+
+/**
+ * Commander's message, with a bad value put as the other usage errors are: `option '--refresh-ms <ms>' argument '-5'
+ * is invalid. must be …` becomes `--refresh-ms must be …` (the parsers in format.ts say the rest).
+ */
+function commanderMessage(e: CommanderError): string {
+  const m = e.message.replace(/^error: /, "");
+  const bad = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '.*' is invalid\. (.*)$/s.exec(m);
+  return bad === null ? m : `${bad[1]} ${bad[2]}`;
+}
+
+/** The version in the package's package.json (the same from src/ under tsx and from dist/ installed). */
+function packageVersion(): string {
+  const pkg: unknown = JSON.parse(readFileSync(packageFile(import.meta.url, "package.json", "package.json"), "utf8"));
+  const version = typeof pkg === "object" && pkg !== null && "version" in pkg ? pkg.version : undefined;
+  return typeof version === "string" ? version : "unknown";
 }
 
 function error(message: string): void {

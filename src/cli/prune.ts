@@ -1,10 +1,11 @@
 /**
  * `iavlite prune <dir> --keep-recent N`: remove old versions and report the space reclaimed. On a multi-store folder
- * every store is pruned to the same version (`MultiTree.prune`), or only the one `--store` names.
+ * every store is pruned to the same version (`MultiTree.prune`), or only those `--store` names, each on its own.
  * @module
  */
 import type { Command } from "commander";
-import { humanBytes, action, folderOf, globals, intArg, out, outJson, progress, storeIn } from "./format.js";
+import { action, eachStore, folderOf } from "./command.js";
+import { humanBytes, globals, intArg, out, outJson, progress } from "./format.js";
 import { storeFileIn } from "../sqlite/connection.js";
 import type { PruneResult } from "../prune/pruner.js";
 import { MultiTree } from "../api/multi-tree.js";
@@ -20,16 +21,21 @@ export function registerPrune(program: Command): void {
   program
     .command("prune")
     .description("remove every version older than the N most recent (the latest is always kept); needs the writer lock")
-    .argument("<dir>", "store folder, or multi-store folder (every store, unless --store names one)")
+    .argument("<dir>", "store folder, or multi-store folder (every store to one version, unless --store names some)")
     .requiredOption("--keep-recent <N>", "keep the N most recent versions", intArg(1))
     .option("--keep-every <M>", "also keep every version that is a multiple of M and was committed as a checkpoint", intArg(1))
-    .action(action((dir: string, opts: PruneCliOptions, cmd: Command) => prune(dir, opts, cmd), "folder"));
+    .action(action({ folder: "folder", takes: ["json", "store"] }, (dir: string, opts: PruneCliOptions, cmd: Command) => prune(dir, opts, cmd)));
 }
 
 async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<number> {
   const folder = folderOf(dir, cmd);
-  if (folder !== undefined && folder.store === undefined) return pruneFolder(dir, folder.stores, opts, cmd);
-  const path = folder?.store === undefined ? dir : storeIn(dir, folder.stores, folder.store);
+  if (folder === undefined) return pruneStore(dir, opts, cmd);
+  if (!folder.narrowed) return pruneFolder(dir, folder.stores, opts, cmd);
+  return eachStore(folder, globals(cmd).json, (path) => pruneStore(path, opts, cmd));
+}
+
+/** Prunes one store (a plain store folder, or a store of a folder that --store named). */
+async function pruneStore(path: string, opts: PruneCliOptions, cmd: Command): Promise<number> {
   const g = globals(cmd);
   storeFileIn(path);
   // Refused with LOCKED, naming the holder, while another process writes the store.

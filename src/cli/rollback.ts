@@ -9,7 +9,8 @@ import { IavlError, isIavlError } from "../base/errors.js";
 import { toHex } from "../base/bytes.js";
 import { MultiTree, planMultiRollback, type MultiRollback } from "../api/multi-tree.js";
 import { Tree } from "../api/tree.js";
-import { action, folderOf, globals, note, out, outJson, versionArg, type Folder } from "./format.js";
+import { action, folderOf, type Folder } from "./command.js";
+import { globals, note, out, outJson, UsageError, versionArg } from "./format.js";
 import { withReader } from "./store.js";
 
 interface RollbackOptions {
@@ -22,10 +23,10 @@ export function registerRollback(program: Command): void {
   program
     .command("rollback")
     .description("delete every version after V (without --yes, only show what would be deleted and exit with 1)")
-    .argument("<dir>", "store folder, or multi-store folder (every store and the commit marker together)")
+    .argument("<dir>", "store folder, or multi-store folder (every store and the commit marker together; --store is refused)")
     .requiredOption("--to <V>", "the version to keep as the latest", versionArg)
     .option("--yes", "really delete")
-    .action(action((dir: string, opts: RollbackOptions, cmd: Command) => rollback(dir, opts, cmd), "folder"));
+    .action(action({ folder: "folder", takes: ["json", "store"] }, (dir: string, opts: RollbackOptions, cmd: Command) => rollback(dir, opts, cmd)));
 }
 
 async function rollback(dir: string, opts: RollbackOptions, cmd: Command): Promise<number> {
@@ -64,11 +65,10 @@ async function rollback(dir: string, opts: RollbackOptions, cmd: Command): Promi
 
 /** Rolls back every store of a multi-store folder and its commit marker to `--to`. */
 function rollbackFolder(dir: string, folder: Folder, opts: RollbackOptions, cmd: Command): number {
-  if (folder.store !== undefined) {
+  if (folder.narrowed) {
     // A store behind the others and the marker makes MultiTree.open refuse the folder.
-    throw new IavlError(
-      "INVALID_ARGUMENT",
-      `${dir} is a multi-store folder: rolling back store ${folder.store} alone would leave it behind the other stores and ` +
+    throw new UsageError(
+      `${dir} is a multi-store folder: rolling back ${folder.chosen.join(", ")} alone would leave it behind the other stores and ` +
         `the commit marker, and the folder would no longer open; roll back every store together with ` +
         `\`iavlite rollback ${dir} --to ${opts.to}${opts.yes === true ? " --yes" : ""}\` (without --store); nothing was changed`,
     );

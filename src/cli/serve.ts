@@ -2,11 +2,20 @@
  * `iavlite serve <dir>`: the read-only query service over a store or multi-store folder (src/serve), until SIGTERM or
  * SIGINT. It prints one line, `listening on http://HOST:PORT`, once it accepts connections; on a signal it stops
  * accepting, lets the requests in flight finish, closes the store and exits 0.
+ *
+ * Its flags are checked here against the service's own option schema, so that a bad one is a usage error (exit 2)
+ * in the words every other flag uses, never the library's INVALID_OPTIONS (exit 1). `--json` is refused: the one
+ * line it prints is a log line, and what it serves is JSON already.
+ *
+ * When run under a parent that goes away without passing on its signal (`npx`, a shell script killed with
+ * SIGKILL), the service would keep its port with nobody to stop it: it watches its parent and stops as on SIGTERM
+ * when the parent process is gone.
  * @module
  */
-import { InvalidArgumentError, type Command } from "commander";
-import { startServer } from "../serve/server.js";
-import { intArg, out } from "./format.js";
+import type { Command } from "commander";
+import { serveOptionsSchema, startServer } from "../serve/server.js";
+import { action, folderOf } from "./command.js";
+import { intArgOf, out, UsageError } from "./format.js";
 
 interface ServeCliOptions {
   host: string;
@@ -14,42 +23,65 @@ interface ServeCliOptions {
   refreshMs: number;
 }
 
-/** A port number, 0 (any free port) to 65535. */
-function portArg(value: string): number {
-  const n = intArg(0)(value);
-  if (n > 65535) throw new InvalidArgumentError(`expected a port number 0..65535, got "${value}".`);
-  return n;
-}
+/** How often the service looks whether its parent process is still there, ms. */
+const PARENT_POLL_MS = 1000;
 
-/** Adds the `serve` command to `program`; `stores` gives every `--store` given (a global option, repeatable here). */
-export function registerServe(program: Command, stores: () => readonly string[]): void {
+/** Adds the `serve` command to `program`. */
+export function registerServe(program: Command): void {
+  const o = serveOptionsSchema.shape;
   program
     .command("serve")
     .description("serve values and proofs over HTTP (v1 JSON API, CometBFT abci_query, /metrics); read-only, beside the writer")
-    .argument("<dir>", "store folder, or multi-store folder (as npm start makes)")
-    .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--port <port>", "port to listen on (0: a free port)", portArg, 26680)
-    .option("--refresh-ms <ms>", "how stale the latest version may get before a request looks for a newer one", intArg(0), 20)
-    .addHelpText("after", "\nServe only some stores of a multi-store folder with --store NAME, repeated.")
-    .action(async (dir: string, opts: ServeCliOptions) => {
-      const given = stores();
-      const service = await startServer(dir, {
-        host: opts.host,
-        port: opts.port,
-        refreshMs: opts.refreshMs,
-        ...(given.length === 0 ? {} : { stores: [...given] }),
-      });
-      // The handlers first: a client may signal as soon as it reads the line.
-      const stopped = new Promise<void>((resolve, reject) => {
-        const stop = (): void => {
-          process.off("SIGTERM", stop);
-          process.off("SIGINT", stop);
-          service.close().then(resolve, reject);
-        };
-        process.on("SIGTERM", stop);
-        process.on("SIGINT", stop);
-      });
-      out(`listening on ${service.url}`);
-      await stopped;
-    });
+    .argument("<dir>", "store folder, or multi-store folder (as npm start makes; every store, unless --store names some)")
+    .option("--host <host>", "address to listen on", hostArg, "127.0.0.1")
+    .option("--port <port>", "port to listen on (0: a free port)", intArgOf(o.port), 26680)
+    .option("--refresh-ms <ms>", "how stale the latest version may get before a request looks for a newer one", intArgOf(o.refreshMs), 20)
+    .addHelpText("after", "\nServe only some stores of a multi-store folder with --store NAME, repeated. --json is refused: serve prints one line, `listening on URL`.")
+    .action(action({ folder: "none", takes: ["store"] }, (dir: string, opts: ServeCliOptions, cmd: Command) => serve(dir, opts, cmd)));
+}
+
+/** A host to listen on: anything but empty (the OS judges the address when the service listens). */
+function hostArg(value: string): string {
+  if (value.trim() === "") throw new UsageError("--host must not be empty");
+  return value;
+}
+
+async function serve(dir: string, opts: ServeCliOptions, cmd: Command): Promise<number> {
+  // Store names the folder lacks are usage errors here, as for every command.
+  const folder = folderOf(dir, cmd);
+  const stores = folder?.narrowed === true ? folder.chosen : undefined;
+  const service = await startServer(dir, { host: opts.host, port: opts.port, refreshMs: opts.refreshMs, ...(stores === undefined ? {} : { stores }) });
+  // The handlers first: a client may signal as soon as it reads the line.
+  const stopped = new Promise<void>((resolve, reject) => {
+    const parent = process.ppid;
+    const orphaned = setInterval(() => {
+      if (!alive(parent)) stop();
+    }, PARENT_POLL_MS).unref();
+    const stop = (): void => {
+      clearInterval(orphaned);
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      process.off("SIGHUP", stop);
+      service.close().then(resolve, reject);
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+    // The terminal that ran it closed: as SIGTERM (Node's default for SIGHUP would end it without draining).
+    process.on("SIGHUP", stop);
+  });
+  out(`listening on ${service.url}`);
+  await stopped;
+  return 0;
+}
+
+/** True while process `pid` exists (signal 0 only checks; EPERM means it exists under another user). */
+function alive(pid: number): boolean {
+  // Re-parented to init (or a subreaper): the parent that started us is gone.
+  if (process.ppid !== pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

@@ -8,7 +8,8 @@
 import { Option, type Command } from "commander";
 import { IavlError, isIavlError } from "../base/errors.js";
 import type { AuditReport } from "../tree/audit.js";
-import { action, globals, out, outJson, progress, versionArg } from "./format.js";
+import { action } from "./command.js";
+import { globals, out, outJson, progress, versionArg } from "./format.js";
 import { pickVersion, withReader, type ReadHandle } from "./store.js";
 
 interface VerifyCliOptions {
@@ -24,10 +25,14 @@ export function registerVerify(program: Command): void {
       "rehash every node of a version and check it against the stored root hash and key/value index (exit status 1 on any fault; " +
         "versions a live writer prunes meanwhile are listed apart, not as faults)",
     )
-    .argument("<dir>", "store folder (or multi-store folder: every store)")
+    .argument("<dir>", "store folder, or multi-store folder (every store, unless --store names some)")
     .option("--version <V>", "verify version V (default: the latest)", versionArg)
     .addOption(new Option("--all", "verify every kept version").conflicts("version"))
-    .action(action((dir: string, opts: VerifyCliOptions, cmd: Command) => verify(dir, opts, cmd), "each", (worst) => ({ ok: worst === 0 })));
+    .action(
+      action({ folder: "each", takes: ["json", "store"], tail: (worst) => ({ ok: worst === 0 }) }, (dir: string, opts: VerifyCliOptions, cmd: Command) =>
+        verify(dir, opts, cmd),
+      ),
+    );
 }
 
 /** A fault the audit records when the version it reads is pruned under it (audit.ts: "reading …: <code>: …"). */
