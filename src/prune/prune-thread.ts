@@ -8,20 +8,20 @@
 import { statSync } from "node:fs";
 import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 import { IavlError, type ErrorCode } from "../base/errors.js";
+import { FIRST_SLOT, Slots, STOP } from "../base/thread-channel.js";
 import { openWriter, type Connection } from "../sqlite/connection.js";
 import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sqlite/prune-rows.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
 
-/** Slots of a pruner's control block (Int32): set to stop every prune at its next step boundary, … */
-export const STOP = 0;
-/** … the number of steps holding a connection, … */
-export const ACTIVE = 1;
-/** … and a count bumped with every new request, which the idle thread waits on. */
-export const WAKE = 2;
-
-/** The slot of a pruner's targets (Float64) that holds the newest automatic prune target. */
-export const AUTO_TARGET = 0;
+/** Slots of the channel to the prune thread (its STOP stops every prune at its next step boundary): the number of steps holding a connection, … */
+export const ACTIVE = FIRST_SLOT;
+/** … a count bumped with every new request, which the idle thread waits on, … */
+export const WAKE = FIRST_SLOT + 1;
+/** … and the newest automatic prune target. */
+export const AUTO_TARGET = FIRST_SLOT + 2;
+/** Slots the channel needs. */
+export const SLOTS = FIRST_SLOT + 3;
 
 /** What a prune did. */
 export interface PruneResult {
@@ -59,10 +59,8 @@ export type PruneReply =
 export interface PruneTask {
   file: string;
   busyTimeoutMs: number;
-  /** {@link STOP}, {@link ACTIVE}, {@link WAKE}. */
-  control: SharedArrayBuffer;
-  /** {@link AUTO_TARGET}. */
-  targets: SharedArrayBuffer;
+  /** The channel's slots: {@link ACTIVE}, {@link WAKE}, {@link AUTO_TARGET}. */
+  slots: SharedArrayBuffer;
   /** Automatic prunes: the snapshots they keep and the share of the file they leave free; undefined: none. */
   auto: { keepEvery: number | undefined; keepFree: number } | undefined;
   port: MessagePort;
@@ -86,19 +84,18 @@ function failure(e: unknown): Failure {
 
 /** Serves prunes until the owner sets {@link STOP}. */
 export default function serve(task: PruneTask): null {
-  const control = new Int32Array(task.control);
-  const targets = new Float64Array(task.targets);
+  const slots = new Slots(task.slots);
   const queue: PruneRequest[] = [];
   let failedAt = -1;
   let reached = 0;
-  const stopped = (): boolean => Atomics.load(control, STOP) !== 0;
+  const stopped = (): boolean => slots.get(STOP) !== 0;
   try {
     while (!stopped()) {
       // Read before looking for work: a request made after the look bumps it, so the wait below returns at once.
-      const wake = Atomics.load(control, WAKE);
+      const wake = slots.get(WAKE);
       for (let m = receiveMessageOnPort(task.port); m !== undefined; m = receiveMessageOnPort(task.port)) queue.push(m.message as PruneRequest);
       const job = queue.shift();
-      const target = targets[AUTO_TARGET]!;
+      const target = slots.get(AUTO_TARGET);
       if (job !== undefined) {
         const progress = (done: number, total: number, phase: string): void => task.port.postMessage({ id: job.id, progress: [done, total, phase] } satisfies PruneReply);
         try {
@@ -116,7 +113,7 @@ export default function serve(task: PruneTask): null {
           failedAt = target;
           if (!stopped()) task.port.postMessage({ auto: target, failed: failure(e) } satisfies PruneReply);
         }
-      } else Atomics.wait(control, WAKE, wake, 1000);
+      } else slots.wait(WAKE, wake, 1000);
     }
   } finally {
     task.port.close();
@@ -167,11 +164,11 @@ function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, kee
 
 /** Runs one step on a connection of its own, counted as active, unless the owner asked to stop. */
 function step<T>(task: PruneTask, fn: (db: Connection, checkStop: () => void) => T): T {
-  const control = new Int32Array(task.control);
-  Atomics.add(control, ACTIVE, 1);
+  const slots = new Slots(task.slots);
+  slots.add(ACTIVE);
   try {
     const checkStop = (): void => {
-      if (Atomics.load(control, STOP) !== 0) throw new IavlError("CLOSED", "the store was closed during the prune; it is safe to run it again");
+      if (slots.get(STOP) !== 0) throw new IavlError("CLOSED", "the store was closed during the prune; it is safe to run it again");
     };
     // Checked after counting this step as active, so that a closing owner either waits for it or it never opens.
     checkStop();
@@ -182,7 +179,6 @@ function step<T>(task: PruneTask, fn: (db: Connection, checkStop: () => void) =>
       db.close();
     }
   } finally {
-    Atomics.sub(control, ACTIVE, 1);
-    Atomics.notify(control, ACTIVE);
+    slots.add(ACTIVE, -1);
   }
 }

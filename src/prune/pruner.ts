@@ -22,7 +22,8 @@ import { fileURLToPath } from "node:url";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { IavlError } from "../base/errors.js";
-import { ACTIVE, AUTO_TARGET, STOP, WAKE, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./prune-thread.js";
+import { ThreadChannel } from "../base/thread-channel.js";
+import { ACTIVE, AUTO_TARGET, SLOTS, WAKE, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./prune-thread.js";
 
 export type { PruneResult } from "./prune-thread.js";
 
@@ -49,8 +50,8 @@ interface Waiting {
 /** Runs the prunes of one store file, one at a time, in one thread. */
 export class Pruner {
   private readonly pool: Piscina;
-  private readonly control = new SharedArrayBuffer(12);
-  private readonly targets = new SharedArrayBuffer(8);
+  /** The channel to the pool's one thread (piscina starts it: the channel only hears of its failures). */
+  private readonly ch = new ThreadChannel(SLOTS);
   private readonly port: MessageChannel["port1"];
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
@@ -65,7 +66,10 @@ export class Pruner {
     // event loop to hear that they are ready, so automatic prunes start even under a writer that never yields.
     this.pool = new Piscina({ filename: workerFile, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
     // A failure of the pool is one of its thread: every prune waiting then fails, never the process.
-    this.pool.on("error", (e: unknown) => this.failAll(new IavlError("IO_ERROR", `the prune thread failed: ${(e as Error).message}`, { cause: e })));
+    this.pool.on("error", (e: unknown) => {
+      this.ch.gone();
+      this.failAll(new IavlError("IO_ERROR", `the prune thread failed: ${(e as Error).message}`, { cause: e }));
+    });
     const ch = new MessageChannel();
     this.port = ch.port1;
     this.port.on("message", (m: PruneReply) => this.reply(m));
@@ -73,8 +77,7 @@ export class Pruner {
     const task: PruneTask = {
       file,
       busyTimeoutMs,
-      control: this.control,
-      targets: this.targets,
+      slots: this.ch.slots.buffer,
       auto: auto === undefined ? undefined : { keepEvery: auto.keepEvery, keepFree: auto.keepFree },
       port: ch.port2,
     };
@@ -102,16 +105,13 @@ export class Pruner {
   /** Asks for an automatic prune of every version ≤ `target` (a newer target replaces one not yet reached). */
   autoTo(target: number): void {
     if (this.closed || this.auto === undefined) return;
-    const t = new Float64Array(this.targets);
-    if (target <= t[AUTO_TARGET]!) return;
-    t[AUTO_TARGET] = target;
+    if (target <= this.ch.slots.get(AUTO_TARGET)) return;
+    this.ch.slots.set(AUTO_TARGET, target);
     this.wake();
   }
 
   private wake(): void {
-    const control = new Int32Array(this.control);
-    Atomics.add(control, WAKE, 1);
-    Atomics.notify(control, WAKE);
+    this.ch.slots.add(WAKE);
   }
 
   private reply(m: PruneReply): void {
@@ -151,12 +151,7 @@ export class Pruner {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    const control = new Int32Array(this.control);
-    Atomics.store(control, STOP, 1);
-    this.wake();
-    for (let active = Atomics.load(control, ACTIVE); active > 0; active = Atomics.load(control, ACTIVE)) {
-      Atomics.wait(control, ACTIVE, active, 100);
-    }
+    this.ch.close(WAKE, ACTIVE);
     this.failAll(new IavlError("CLOSED", "the store was closed before the prune ended; it is safe to run it again"));
     this.port.close();
     // The thread holds nothing now; letting it go may take a moment and need not be waited for.

@@ -4,6 +4,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import { retrying } from "../base/thread-channel.js";
 import { busyTimeoutOf, type Connection } from "./connection.js";
 
 /** SQLite's extended result code of `e` ("SQLITE_FULL", "SQLITE_IOERR_WRITE", …), if it is a SQLite error. */
@@ -34,22 +35,16 @@ export function asStoreError(e: unknown, doing: string): unknown {
   return e;
 }
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
 /**
  * Runs `fn`, a write. When another connection holds the lock past SQLite's busy timeout, `fn` is tried again with
  * growing pauses, for up to five more timeouts: short locks (a prune's transaction, a reader's checkpoint) never
  * fail a write. Failures come out through {@link asStoreError}.
  */
 export function retryBusy<T>(db: Connection, doing: string, fn: () => T): T {
-  const deadline = Date.now() + 5 * Math.max(busyTimeoutOf(db), 100);
-  for (let pause = 5; ; pause = Math.min(pause * 2, 500)) {
-    try {
-      return fn();
-    } catch (e) {
-      if (!isBusy(e) || Date.now() + pause > deadline) throw asStoreError(e, doing);
-      Atomics.wait(sleeper, 0, 0, pause);
-    }
+  try {
+    return retrying(fn, isBusy, 5 * Math.max(busyTimeoutOf(db), 100));
+  } catch (e) {
+    throw asStoreError(e, doing);
   }
 }
 

@@ -4,12 +4,15 @@
  * @module
  */
 import { parentPort, workerData } from "node:worker_threads";
+import { ThreadEnd, type ChannelData } from "../base/thread-channel.js";
 import { checkpointWal, openWriter, setSync } from "../sqlite/connection.js";
 import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 import { boundWal } from "../sqlite/wal.js";
 
-const { file } = workerData as { file: string };
+const data = workerData as { file: string } & ChannelData;
+const file = data.file;
+const end = new ThreadEnd(data);
 // The store is invisible (in a temporary folder) until the import completes, so nothing needs syncing before the end.
 const db = openWriter(file, "off");
 const store = new StoreWriter(db);
@@ -26,9 +29,12 @@ parentPort!.on("message", (msg: { batch?: ImportBatch; commit?: VersionRow; clos
       checkpointWal(db);
     }
     if (msg.close) {
-      db.close();
-      parentPort!.postMessage({ closed: true });
-      parentPort!.close();
+      try {
+        db.close();
+      } finally {
+        end.closed();
+        parentPort!.close();
+      }
       return;
     }
     parentPort!.postMessage({ ok: true });

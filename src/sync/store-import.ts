@@ -9,7 +9,7 @@ import type { Worker } from "node:worker_threads";
 import { IavlError } from "../base/errors.js";
 import { latin1Bytes } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST } from "../base/hash.js";
-import { startWorker } from "../base/threads.js";
+import { FIRST_SLOT, ThreadChannel } from "../base/thread-channel.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { Importer, type ImportedNode } from "../tree/importer.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
@@ -62,10 +62,9 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
   const tmp = join(dirname(full), `${tempPrefix(full)}${process.pid}-${Date.now()}`);
   const { db, lock, file } = openStoreFolder(tmp, { shardSize: options.shardSize, sync: "off", busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
   db.close();
-  let worker: Worker | undefined;
+  let open: BatchWriter | undefined;
   try {
-    worker = startWorker(import.meta.url, "import-thread", { workerData: { file } });
-    const writer = new BatchWriter(worker);
+    const writer = (open = new BatchWriter(file));
     const numbering = new Numbering();
     const imp = new Importer({
       version: options.version,
@@ -94,13 +93,13 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
     };
     writer.post({ commit });
     await writer.below(1);
-    await writer.close();
-    worker = undefined;
+    open = undefined;
+    writer.close();
     lock.release();
     if (existsSync(full)) rmdirSync(full);
     renameSync(tmp, full);
   } catch (e) {
-    if (worker !== undefined) await worker.terminate();
+    open?.close();
     lock.release();
     rmSync(tmp, { recursive: true, force: true });
     throw e;
@@ -152,33 +151,32 @@ function toRows(batch: ImportedNode[], numbering: Numbering): ImportBatch {
 /** Posts batches to the writer thread and counts what it has not acknowledged yet. */
 class BatchWriter {
   inFlight = 0;
+  private readonly ch: ThreadChannel & { readonly worker: Worker };
   private failure: Error | undefined;
   private waiters: Array<() => void> = [];
-  private exited = false;
   private closing = false;
 
-  constructor(private readonly worker: Worker) {
-    worker.on("message", (m: { ok?: true; error?: string; code?: unknown; closed?: true }) => {
+  constructor(file: string) {
+    this.ch = ThreadChannel.start(import.meta.url, "import-thread", FIRST_SLOT, { file }, [], (e) => (this.failure ??= e));
+    const worker = this.ch.worker;
+    worker.on("message", (m: { ok?: true; error?: string; code?: unknown }) => {
       if (m.error !== undefined) this.failure ??= new IavlError(m.code === "DISK_FULL" || m.code === "IO_ERROR" ? m.code : "CORRUPT", `the import writer failed: ${m.error}`);
-      if (m.ok || m.error !== undefined) this.inFlight--;
-      this.wake();
-    });
-    worker.on("error", (e) => {
-      this.failure ??= e;
+      this.inFlight--;
       this.wake();
     });
     // A writer that ends without saying so (killed, out of memory) must not leave the import waiting forever.
     worker.on("exit", (code) => {
-      this.exited = true;
       if (!this.closing) this.failure ??= new IavlError("CORRUPT", `the import writer exited unexpectedly (exit code ${code})`);
       this.wake();
     });
+    // Answers come through the event loop, which the import awaits.
+    worker.ref();
   }
 
   post(msg: object): void {
     if (this.failure !== undefined) throw this.failure;
     this.inFlight++;
-    this.worker.postMessage(msg);
+    this.ch.worker.postMessage(msg);
   }
 
   /** Resolves once fewer than `n` batches are in flight; rejects when the writer failed. */
@@ -190,12 +188,11 @@ class BatchWriter {
     if (this.failure !== undefined) throw this.failure;
   }
 
-  async close(): Promise<void> {
-    if (this.exited) return;
+  /** Stops the writer once it has written what it was given; returns when its connection is closed. */
+  close(): void {
     this.closing = true;
-    const closed = new Promise<void>((r) => this.worker.once("exit", () => r()));
-    this.worker.postMessage({ close: true });
-    await closed;
+    this.ch.worker.postMessage({ close: true });
+    this.ch.close();
   }
 
   private wake(): void {

@@ -4,9 +4,9 @@
  * the random reads of leaves rows overlap the walk's reads of branches on the other core.
  * @module
  */
-import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 import { IavlError, type ErrorCode } from "../../base/errors.js";
-import { startWorker } from "../../base/threads.js";
+import { FIRST_SLOT, ThreadChannel } from "../../base/thread-channel.js";
 import type { LeafPageRow } from "../../sqlite/leaf-reader.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
 
@@ -15,12 +15,11 @@ export const LEAF_PAGE = 2048;
 /** Trees with fewer leaves are not worth a thread. */
 const THREAD_FROM = 20_000;
 
-/** Slots of the state shared with the thread (Int32): pages posted, … */
-export const POSTED = 0;
-/** … pages taken, … */
-export const TAKEN = 1;
-/** … 1 to stop. */
-export const STOP = 2;
+/** Slots of the channel to the thread: pages posted, … */
+export const POSTED = FIRST_SLOT;
+/** … and pages taken. */
+export const TAKEN = FIRST_SLOT + 1;
+const SLOTS = FIRST_SLOT + 2;
 /** Pages the thread may post ahead of the walk. */
 export const AHEAD = 4;
 
@@ -30,7 +29,6 @@ export interface LeafThreadData {
   version: number;
   /** The rollbacks the store had recorded when the read began (see VersionReader.state). */
   since: number;
-  state: SharedArrayBuffer;
   port: MessagePort;
 }
 
@@ -126,9 +124,8 @@ const PAGE_WAIT_MS = 120_000;
 
 /** Leaves read ahead by a thread of their own. */
 class ThreadLeaves implements LeafSource {
-  private readonly state = new Int32Array(new SharedArrayBuffer(12));
   private readonly port: MessagePort;
-  private readonly worker: Worker;
+  private readonly ch: ThreadChannel;
   private rows: LeafPageRow[] = [];
   private at = 0;
   private done = false;
@@ -136,9 +133,7 @@ class ThreadLeaves implements LeafSource {
   constructor(file: string, version: number, since: number) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    const data: LeafThreadData = { file, version, since, state: this.state.buffer as SharedArrayBuffer, port: port2 };
-    this.worker = startWorker(import.meta.url, "leaf-thread", { workerData: data, transferList: [port2] });
-    this.worker.unref();
+    this.ch = ThreadChannel.start<LeafThreadData>(import.meta.url, "leaf-thread", SLOTS, { file, version, since, port: port2 }, [port2]);
   }
 
   next(): LeafPageRow | undefined {
@@ -154,25 +149,22 @@ class ThreadLeaves implements LeafSource {
     for (;;) {
       const m = receiveMessageOnPort(this.port)?.message as PackedPage | LeafFailure | undefined;
       if (m !== undefined) {
-        Atomics.add(this.state, TAKEN, 1);
-        Atomics.notify(this.state, TAKEN);
+        this.ch.slots.add(TAKEN);
         if ("failed" in m) throw new IavlError(m.failed.code ?? "CORRUPT", m.failed.message);
         this.rows = unpack(m);
         this.at = 0;
         this.done = m.last;
         return;
       }
-      if (Date.now() > deadline) throw new IavlError("IO_ERROR", "the thread reading the leaves stopped answering");
+      if (Date.now() > deadline || this.ch.isGone) throw new IavlError("IO_ERROR", "the thread reading the leaves stopped answering");
       // Posted counts pages sent; wait for the next one (a message can arrive just before its count).
-      Atomics.wait(this.state, POSTED, Atomics.load(this.state, TAKEN), 50);
+      this.ch.slots.wait(POSTED, this.ch.slots.get(TAKEN), 50);
     }
   }
 
   close(): void {
-    Atomics.store(this.state, STOP, 1);
-    Atomics.notify(this.state, TAKEN);
+    this.ch.close(TAKEN);
     this.port.close();
-    void this.worker.terminate();
   }
 }
 

@@ -6,17 +6,14 @@
  */
 import { workerData } from "node:worker_threads";
 import { IavlError } from "../../base/errors.js";
+import { postMoving, ThreadEnd, type ChannelData } from "../../base/thread-channel.js";
 import { mapFile, openReader, type Connection } from "../../sqlite/connection.js";
 import { StoreReader } from "../../sqlite/store-reader.js";
-import { AHEAD, LEAF_PAGE, packPage, POSTED, STOP, TAKEN, type LeafFailure, type LeafThreadData } from "./leaf-stream.js";
+import { AHEAD, LEAF_PAGE, packPage, POSTED, TAKEN, type LeafFailure, type LeafThreadData } from "./leaf-stream.js";
 
-const data = workerData as LeafThreadData;
-const state = new Int32Array(data.state);
-const post = (m: object, transfer: ArrayBuffer[] = []): void => {
-  data.port.postMessage(m, transfer);
-  Atomics.add(state, POSTED, 1);
-  Atomics.notify(state, POSTED);
-};
+const data = workerData as LeafThreadData & ChannelData;
+const end = new ThreadEnd(data);
+const posted = (): void => end.slots.add(POSTED);
 
 let db: Connection | undefined;
 try {
@@ -26,22 +23,25 @@ try {
   const store = new StoreReader(db);
   let after: Uint8Array | undefined;
   for (;;) {
-    while (Atomics.load(state, POSTED) - Atomics.load(state, TAKEN) >= AHEAD && Atomics.load(state, STOP) === 0) {
-      Atomics.wait(state, TAKEN, Atomics.load(state, TAKEN), 100);
+    for (let taken = end.slots.get(TAKEN); end.slots.get(POSTED) - taken >= AHEAD && !end.stopping; taken = end.slots.get(TAKEN)) {
+      end.slots.wait(TAKEN, taken, 100);
     }
-    if (Atomics.load(state, STOP) !== 0) break;
+    if (end.stopping) break;
     const { rows, next } = store.leaves.page(data.version, after, LEAF_PAGE);
     const kept = store.versions.state(data.version, data.since);
     if (kept === "pruned") throw new IavlError("VERSION_PRUNED", `version ${data.version} was pruned while it was being read`);
     if (kept === "rolled-back") throw new IavlError("VERSION_ROLLED_BACK", `version ${data.version} was removed by a rollback while it was being read`);
     const page = packPage(rows, next === undefined);
-    post(page, [page.meta.buffer as ArrayBuffer, page.lens.buffer as ArrayBuffer, page.bytes.buffer as ArrayBuffer]);
+    postMoving(data.port, page, [page.meta, page.lens, page.bytes]);
+    posted();
     if (page.last) break;
     after = next;
   }
 } catch (e) {
   const failure: LeafFailure = { failed: { code: e instanceof IavlError ? e.code : undefined, message: (e as Error).message } };
-  post(failure);
+  data.port.postMessage(failure);
+  posted();
 } finally {
   db?.close();
+  end.closed();
 }

@@ -5,26 +5,26 @@
  * @module
  */
 import { workerData } from "node:worker_threads";
+import { ThreadEnd, type ChannelData } from "../../base/thread-channel.js";
 import { openWriter, type Connection } from "../../sqlite/connection.js";
 import { checkpointPassive } from "../../sqlite/wal.js";
-import { CLOSED, COMMITS, STOP, WAL_FRAMES, type WalThreadData } from "./wal-checkpointer.js";
+import { COMMITS, WAL_FRAMES, type WalThreadData } from "./wal-checkpointer.js";
 
-const data = workerData as WalThreadData;
-const state = new Int32Array(data.state);
+const data = workerData as WalThreadData & ChannelData;
+const end = new ThreadEnd(data);
 let db: Connection | undefined;
 try {
   db = openWriter(data.file, "normal", data.busyTimeoutMs);
-  let seen = Atomics.load(state, COMMITS);
-  while (Atomics.load(state, STOP) === 0) {
+  let seen = end.slots.get(COMMITS);
+  while (!end.stopping) {
     // Woken by a commit (or every second, to notice a stop).
-    Atomics.wait(state, COMMITS, seen, 1000);
-    const now = Atomics.load(state, COMMITS);
-    if (now === seen || Atomics.load(state, STOP) !== 0) continue;
+    end.slots.wait(COMMITS, seen, 1000);
+    const now = end.slots.get(COMMITS);
+    if (now === seen || end.stopping) continue;
     seen = now;
-    Atomics.store(state, WAL_FRAMES, checkpointPassive(db));
+    end.slots.set(WAL_FRAMES, checkpointPassive(db));
   }
 } finally {
   db?.close();
-  Atomics.store(state, CLOSED, 1);
-  Atomics.notify(state, CLOSED);
+  end.closed();
 }

@@ -6,26 +6,23 @@
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
 import { keyId } from "../../base/bytes.js";
 import { IavlError, type ErrorCode } from "../../base/errors.js";
-import { startWorker } from "../../base/threads.js";
+import { FIRST_SLOT, postMoving, ThreadChannel } from "../../base/thread-channel.js";
 import type { Change } from "../../tree/version-log.js";
 import { packWrite, writeBytes, type PackedWrite, type SpareBuffers } from "../../sqlite/packed-write.js";
 import type { VersionWrite } from "../../sqlite/rows.js";
 
-/** Slots of the state shared with the writer thread (BigInt64): the newest durable version, … */
-export const DURABLE = 0;
-/** … 1 once a write failed (nothing later may land, so that versions stay in order), … */
-export const FAILED = 1;
-/** … 1 once the thread closed its connection. */
-export const CLOSED = 2;
+/** Slots of the channel to the writer thread: the newest durable version, … */
+export const DURABLE = FIRST_SLOT;
+/** … 1 once a write failed (nothing later may land, so that versions stay in order). */
+export const FAILED = FIRST_SLOT + 1;
+const SLOTS = FIRST_SLOT + 2;
 
 /** What the owner passes to the writer thread. */
 export interface WriterThreadData {
   file: string;
   busyTimeoutMs: number;
-  /** The WAL checkpointer's state, to wake it after each version. */
-  walState: SharedArrayBuffer;
-  /** Three BigInt64 slots: {@link DURABLE}, {@link FAILED}, {@link CLOSED}. */
-  state: SharedArrayBuffer;
+  /** The WAL checkpointer's slots, to wake it after each version. */
+  walSlots: SharedArrayBuffer;
   /** Where failures are reported, so that a blocked owner can read them synchronously. */
   errors: MessagePort;
   /** Where the buffers of each version written go back, for later versions to be packed into. */
@@ -58,16 +55,14 @@ interface Queued {
 
 /** Queue of versions in flight to the writer thread. */
 export class WriteQueue {
-  private readonly worker: Worker;
-  private readonly state: BigInt64Array;
-  private readonly errors: MessageChannel;
+  private readonly ch: ThreadChannel & { readonly worker: Worker };
+  private readonly errors = new MessageChannel();
   private readonly returns = new MessageChannel();
   private readonly spares: SpareBuffers = { nums: [], bytes: [] };
   private readonly queued: Queued[] = [];
   private failure: IavlError | undefined;
   /** True once {@link failure} was thrown to a caller. */
   private told = false;
-  private exited = false;
   /** Bytes of the versions in {@link queued}. */
   private bytes = 0;
 
@@ -78,25 +73,18 @@ export class WriteQueue {
     /** Bytes (keys, values, hashes) that may be in flight before `commit()` waits. */
     private readonly maxBytes: number,
     busyTimeoutMs: number,
-    walState: SharedArrayBuffer,
+    walSlots: SharedArrayBuffer,
   ) {
-    const shared = new SharedArrayBuffer(24);
-    this.state = new BigInt64Array(shared);
-    this.state[DURABLE] = BigInt(durable);
-    this.errors = new MessageChannel();
-    const data: WriterThreadData = { file, busyTimeoutMs, walState, state: shared, errors: this.errors.port2, returns: this.returns.port2 };
-    this.worker = startWorker(import.meta.url, "writer-thread", { workerData: data, transferList: [this.errors.port2, this.returns.port2] });
-    this.worker.on("error", (e) => {
+    const data: WriterThreadData = { file, busyTimeoutMs, walSlots, errors: this.errors.port2, returns: this.returns.port2 };
+    this.ch = ThreadChannel.start(import.meta.url, "writer-thread", SLOTS, data, [this.errors.port2, this.returns.port2], (e) => {
       this.failure ??= new IavlError("CORRUPT", `the background writer stopped: ${e.message}; versions after ${this.durable} were not stored`, { cause: e });
-      this.stopped();
     });
-    this.worker.on("exit", () => this.stopped());
-    this.worker.unref();
+    this.ch.slots.set(DURABLE, durable);
   }
 
   /** The newest version on disk. */
   get durable(): number {
-    return Number(Atomics.load(this.state, DURABLE));
+    return this.ch.slots.get(DURABLE);
   }
 
   /**
@@ -112,7 +100,7 @@ export class WriteQueue {
       if (this.queued.length < this.capacity && this.bytes + bytes <= this.maxBytes) break;
       this.waitFor(oldest.version);
     }
-    this.worker.postMessage({ packed }, [packed.nums.buffer as ArrayBuffer, packed.bytes.buffer as ArrayBuffer]);
+    postMoving(this.ch.worker, { packed }, [packed.nums, packed.bytes]);
     this.queued.push({ version: w.version.version, bytes, changes, landed });
     this.bytes += bytes;
   }
@@ -139,29 +127,24 @@ export class WriteQueue {
     const last = this.queued[this.queued.length - 1];
     if (last === undefined) return this.check();
     // The worker is unref'd so that it never holds a process open by itself; while someone awaits, it must.
-    this.worker.ref();
+    this.ch.worker.ref();
     try {
-      for (;;) {
-        const d = Atomics.load(this.state, DURABLE);
-        if (d >= BigInt(last.version)) break;
+      for (let d = this.durable; d < last.version; d = this.durable) {
         this.check();
-        const r = Atomics.waitAsync(this.state, DURABLE, d, 1000);
-        if (r.async) await r.value;
+        await this.ch.slots.waitAsync(DURABLE, d, 1000);
       }
       this.trim();
     } finally {
-      this.worker.unref();
+      this.ch.worker.unref();
     }
   }
 
   /** True once `version` is durable; false when the writer failed first (the failure is thrown at the next commit). */
   landed(version: number): boolean {
-    for (;;) {
-      const d = Atomics.load(this.state, DURABLE);
-      if (d >= BigInt(version)) break;
+    for (let d = this.durable; d < version; d = this.durable) {
       this.check(false);
       if (this.failure !== undefined) return false;
-      Atomics.wait(this.state, DURABLE, d, 1000);
+      this.ch.slots.wait(DURABLE, d, 1000);
     }
     this.trim();
     return true;
@@ -176,9 +159,9 @@ export class WriteQueue {
   close(): IavlError | undefined {
     const last = this.queued[this.queued.length - 1];
     if (last !== undefined) this.landed(last.version);
-    this.worker.postMessage({ close: true });
-    // The thread marks itself closed on every way out (see writer-thread.ts); its exit event cannot arrive meanwhile.
-    while (Atomics.load(this.state, CLOSED) === 0n && !this.exited) Atomics.wait(this.state, CLOSED, 0n, 100);
+    // The thread closes between versions, when it reads its messages (an exit event cannot arrive meanwhile).
+    this.ch.worker.postMessage({ close: true });
+    this.ch.close();
     this.returns.port1.close();
     this.check(false);
     return this.told ? undefined : this.failure;
@@ -211,16 +194,9 @@ export class WriteQueue {
     }
   }
 
-  private stopped(): void {
-    this.exited = true;
-    Atomics.store(this.state, FAILED, 1n);
-    Atomics.notify(this.state, DURABLE);
-    Atomics.notify(this.state, CLOSED);
-  }
-
   /** Throws the writer's failure, if any (`raise` false: only records it). */
   private check(raise = true): void {
-    if (this.failure === undefined && Atomics.load(this.state, FAILED) !== 0n) {
+    if (this.failure === undefined && (this.ch.slots.get(FAILED) !== 0 || this.ch.isGone)) {
       const m = receiveMessageOnPort(this.errors.port1)?.message as WriterFailure | undefined;
       const why = `the background writer failed at version ${m?.version ?? "?"}: ${m?.message ?? "it stopped"}; versions after ${this.durable} were not stored (reopen the store to go on from there)`;
       this.failure = new IavlError(m?.code ?? "CORRUPT", why);
