@@ -48,8 +48,10 @@ function appHead(dir: string): FolderHead {
       r.close();
     }
   } catch (e) {
-    if (!isIavlError(e)) throw e;
-    unreadable = `${e.code}: ${e.message}`;
+    // The library's refusals and SQLite's own errors (a busy or half-written file) carry a code; others are bugs.
+    const code = isIavlError(e) ? e.code : e instanceof Error && typeof (e as NodeJS.ErrnoException).code === "string" ? (e as NodeJS.ErrnoException).code : undefined;
+    if (code === undefined || !(e instanceof Error)) throw e;
+    unreadable = `${code}: ${e.message}`;
   }
   const line =
     unreadable !== null ? `app hash     unreadable (${unreadable})` : version === null ? "app hash     none (no version committed by every store)" : `app hash     ${appHash} (version ${version}, whole in every store)`;
