@@ -1,0 +1,199 @@
+/**
+ * The one way the library talks to its threads: shared slots that either side reads, sets and waits on (so that an
+ * owner blocked in a synchronous call still hears its thread), buffers posted by transfer rather than copied, one
+ * close that waits until the thread has let go of the store, and the pause-and-retry of a write that met a lock.
+ *
+ * Every channel reserves two slots: {@link STOP}, set by the owner, and {@link CLOSED}, set by the thread on every
+ * way out once it holds no connection. A protocol numbers its own slots from {@link FIRST_SLOT}.
+ * @module
+ */
+import { Worker, type MessagePort, type WorkerOptions } from "node:worker_threads";
+
+/** Slot the owner sets to ask the thread to stop. */
+export const STOP = 0;
+/** Slot the thread sets once it holds nothing of the store any more. */
+export const CLOSED = 1;
+/** The first slot a protocol may use for itself. */
+export const FIRST_SLOT = 2;
+
+/** Integer slots in shared memory (BigInt64, so that a version number always fits), with waits on their changes. */
+export class Slots {
+  private readonly a: BigInt64Array;
+
+  /** Slots over `buffer`, made by {@link Slots.create} on the owner's side. */
+  constructor(readonly buffer: SharedArrayBuffer) {
+    this.a = new BigInt64Array(buffer);
+  }
+
+  /** `count` slots (the reserved two included), all 0. */
+  static create(count: number): Slots {
+    return new Slots(new SharedArrayBuffer(8 * count));
+  }
+
+  get(slot: number): number {
+    return Number(Atomics.load(this.a, slot));
+  }
+
+  /** Sets `slot` and wakes whoever waits on it. */
+  set(slot: number, value: number): void {
+    Atomics.store(this.a, slot, BigInt(value));
+    Atomics.notify(this.a, slot);
+  }
+
+  /** Adds `by` to `slot` and wakes whoever waits on it. */
+  add(slot: number, by = 1): void {
+    Atomics.add(this.a, slot, BigInt(by));
+    Atomics.notify(this.a, slot);
+  }
+
+  /** Wakes whoever waits on `slot`, to look at the other slots. */
+  wake(slot: number): void {
+    Atomics.notify(this.a, slot);
+  }
+
+  /** Blocks while `slot` still holds `seen`, for up to `ms`. */
+  wait(slot: number, seen: number, ms: number): void {
+    Atomics.wait(this.a, slot, BigInt(seen), ms);
+  }
+
+  /** Resolves once `slot` no longer holds `seen`, or after `ms`, without blocking the event loop. */
+  async waitAsync(slot: number, seen: number, ms: number): Promise<void> {
+    const r = Atomics.waitAsync(this.a, slot, BigInt(seen), ms);
+    if (r.async) await r.value;
+  }
+}
+
+/**
+ * Starts the worker entry `name`, a module beside `callerUrl` (the caller's `import.meta.url`). From the sources, the
+ * worker first registers tsx's loader itself: loader flags of the parent (the tsx CLI's among them) do not reliably
+ * reach worker threads.
+ */
+function startWorker(callerUrl: string, name: string, options: WorkerOptions): Worker {
+  const fromSource = callerUrl.endsWith(".ts");
+  const entry = new URL(`./${name}${fromSource ? ".ts" : ".js"}`, callerUrl).href;
+  const code = fromSource
+    ? `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`
+    : `import(${JSON.stringify(entry)});`;
+  return new Worker(code, { ...options, eval: true });
+}
+
+/** What every thread of a channel finds in its `workerData`, beside its protocol's own fields. */
+export interface ChannelData {
+  slots: SharedArrayBuffer;
+}
+
+/** The owner's end of a channel to one thread. */
+export class ThreadChannel {
+  readonly slots: Slots;
+  private exited = false;
+
+  /**
+   * A channel of `count` slots to a thread that someone else starts (a pool's): its owner calls {@link gone} when
+   * the thread fails, so that a close never waits for a thread that is not there.
+   */
+  constructor(count: number) {
+    this.slots = Slots.create(count);
+  }
+
+  /**
+   * Starts the worker entry `name` beside `callerUrl` with `data` (and the slots) as its `workerData`. The thread
+   * never holds the process open by itself ({@link ref} while someone awaits it); `onFailure` hears an uncaught error.
+   */
+  static start<D extends object>(
+    callerUrl: string,
+    name: string,
+    count: number,
+    data: D,
+    transfer: Array<MessagePort | ArrayBuffer> = [],
+    onFailure?: (e: Error) => void,
+  ): ThreadChannel & { readonly worker: Worker } {
+    const ch = new ThreadChannel(count);
+    const workerData: D & ChannelData = { ...data, slots: ch.slots.buffer };
+    const worker = startWorker(callerUrl, name, { workerData, transferList: transfer });
+    worker.on("error", (e) => {
+      onFailure?.(e);
+      ch.gone();
+    });
+    worker.on("exit", () => ch.gone());
+    worker.unref();
+    return Object.assign(ch, { worker });
+  }
+
+  /** True once the thread exited or failed. */
+  get isGone(): boolean {
+    return this.exited;
+  }
+
+  /** The thread is gone (exited or failed): wakes every wait on its slots. */
+  gone(): void {
+    this.exited = true;
+    this.slots.set(CLOSED, 1);
+  }
+
+  /**
+   * Asks the thread to stop (waking it on `wake`, the slot it sleeps on) and returns once it says it holds nothing
+   * of the store, or is gone. A thread that opens a connection per step instead counts its steps in a `holding`
+   * slot (each step checks for a stop after counting itself): then the wait is for that count to reach 0. No
+   * deadline: a thread that may still write must not outlive the lock of its store, and every thread's steps are
+   * bounded.
+   */
+  close(wake?: number, holding?: number): void {
+    this.slots.set(STOP, 1);
+    if (wake !== undefined) this.slots.add(wake);
+    if (holding === undefined) {
+      while (this.slots.get(CLOSED) === 0 && !this.exited) this.slots.wait(CLOSED, 0, 100);
+      return;
+    }
+    for (let n = this.slots.get(holding); n > 0 && !this.exited; n = this.slots.get(holding)) this.slots.wait(holding, n, 100);
+  }
+}
+
+/** The thread's end of a channel, from its `workerData`. */
+export class ThreadEnd {
+  readonly slots: Slots;
+
+  constructor(data: ChannelData) {
+    this.slots = new Slots(data.slots);
+  }
+
+  /** True once the owner asked the thread to stop. */
+  get stopping(): boolean {
+    return this.slots.get(STOP) !== 0;
+  }
+
+  /** Tells the owner the thread holds nothing of the store any more: call it on every way out. */
+  closed(): void {
+    this.slots.set(CLOSED, 1);
+  }
+}
+
+/** Posts `msg` on `port`, moving the memory of `views` to the other side instead of copying it. */
+export function postMoving(port: { postMessage(m: unknown, transfer: ArrayBuffer[]): void }, msg: unknown, views: ArrayBufferView[]): void {
+  port.postMessage(
+    msg,
+    views.map((v) => v.buffer as ArrayBuffer),
+  );
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Blocks the calling thread for `ms` (a synchronous caller cannot yield to the event loop). */
+export function pause(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+/**
+ * Runs `fn`, and while it throws an error that `again` accepts, runs it again after growing pauses (5 ms doubling to
+ * 500 ms) for up to `patienceMs`; then the last error is thrown.
+ */
+export function retrying<T>(fn: () => T, again: (e: unknown) => boolean, patienceMs: number): T {
+  const deadline = Date.now() + patienceMs;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 500)) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!again(e) || Date.now() + wait > deadline) throw e;
+      pause(wait);
+    }
+  }
+}
