@@ -9,12 +9,13 @@
  * @module
  */
 import type { Command } from "commander";
+import { IavlError } from "../base/errors.js";
 import { MultiTree } from "../api/multi-tree.js";
-import type { VersionChange } from "../tree/diff.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { action, folderOf } from "./command.js";
 import { bytesJson, bytesMode, bytesText, globals, out, UsageError, versionArg, type BytesMode } from "./format.js";
 import { withReader } from "./store.js";
+import type { VersionChange } from "../tree/store-contract.js";
 
 interface ChangesCliOptions {
   from: number;
@@ -55,6 +56,8 @@ async function changes(dir: string, opts: ChangesCliOptions, cmd: Command): Prom
   }
   const r = MultiTree.openReadOnly(dir);
   try {
+    // Said for a person: the reader's own message speaks of refresh(), which the command line has not.
+    if (opts.to > r.latest) throw new IavlError("VERSION_NOT_FOUND", `version ${opts.to} was never committed by every store of ${dir} (the latest is ${r.latest})`);
     // Every store's span first: nothing is printed unless all of them can be.
     const streams = folder.chosen.map((name) => {
       const store = r.store(name);

@@ -9,11 +9,11 @@ import type { Command } from "commander";
 import { IavlError } from "../base/errors.js";
 import { toHex } from "../base/bytes.js";
 import { MultiTree } from "../api/multi-tree.js";
-import type { CommitmentProof } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { action, folderOf, type Folder } from "./command.js";
 import { bytesJson, bytesMode, bytesText, globals, note, out, outJson, parseBytes, versionArg, type BytesMode, type GlobalOptions } from "./format.js";
 import { pickVersion, withReader } from "./store.js";
+import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 interface GetOptions {
   version?: number;
@@ -68,6 +68,8 @@ function getInFolder(folder: Folder, key: Uint8Array, opts: GetOptions, g: Globa
   try {
     const version = opts.version ?? r.latest;
     if (version === 0) throw new IavlError("VERSION_NOT_FOUND", `${folder.dir} has no version that every store committed yet`);
+    // Said for a person: the reader's own message speaks of refresh(), which the command line has not.
+    if (version > r.latest) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed by every store of ${folder.dir} (the latest is ${r.latest})`);
     const appHash = r.appHashAt(version)!;
     const answers = folder.chosen.map((name) => {
       const a = lookUp(r.at(name, version), version, key, opts.prove === true);

@@ -147,7 +147,7 @@ function report(e: unknown): { status: number; code?: string; message: string } 
  */
 function commanderMessage(e: CommanderError): string {
   const m = e.message.replace(/^error: /, "");
-  const bad = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '.*' is invalid\. (.*)$/s.exec(m);
+  const bad = m.match(/^option '(?:-\w, )?(--[\w-]+)[^']*' argument '.*' is invalid\. (.*)$/s);
   return bad === null ? m : `${bad[1]} ${bad[2]}`;
 }
 
