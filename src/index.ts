@@ -3,17 +3,14 @@
  * @packageDocumentation
  */
 export { Tree, type CommitResult } from "./api/tree.js";
-export type { ReadonlyTree } from "./tree/readonly-tree.js";
+export type { ReadonlyTree, IterateOptions, CommitmentProof, AuditReport, AuditOptions } from "./tree/readonly-tree.js";
 export type { ReadOnlyStore } from "./store/read/read-only-store.js";
-export type { IterateOptions } from "./tree/iterate.js";
-export type { CommitmentProof } from "./tree/proof.js";
 export { IavlError, isIavlError, type ErrorCode } from "./base/errors.js";
 export type { MemoryOptions, OpenOptions, ImportOptions } from "./api/options.js";
 export { EMPTY_HASH } from "./base/hash.js";
 export { toHex, fromHex } from "./base/bytes.js";
 export type { ExportNode } from "./tree/export-node.js";
-export type { KeyChange, VersionChange } from "./tree/diff.js";
-export type { AuditReport, AuditOptions } from "./tree/audit.js";
+export type { KeyChange, VersionChange } from "./tree/store-contract.js";
 export type { PruneResult, PruneProgress } from "./prune/pruner.js";
 export type { PruneOptions } from "./api/backend.js";
 export { Importer, buildTree, buildTreeAsync, type ImporterOptions } from "./tree/importer.js";

@@ -10,8 +10,8 @@
 import { ics23 } from "@confio/ics23";
 import { concatBytes, utf8 } from "../base/bytes.js";
 import { IavlError } from "../base/errors.js";
-import type { CommitmentProof } from "../tree/proof.js";
 import { merkleRoot, storeLeaf } from "./commit-info.js";
+import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 const INNER = new Uint8Array([1]);
 

@@ -3,11 +3,9 @@
  * @module
  */
 import type { NodeSource } from "../tree/node.js";
-import type { KeyChange } from "../tree/diff.js";
-import type { ValueOf } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import type { CommitInput } from "../tree/version-log.js";
 import type { PruneProgress, PruneResult } from "../prune/pruner.js";
+import type { CommitInput, KeyChange, Latest, ValueOf } from "../tree/store-contract.js";
 
 /** Options of a prune. */
 export interface PruneOptions {
@@ -15,13 +13,6 @@ export interface PruneOptions {
   keepEvery?: number | undefined;
   /** Progress of the prune's phases. */
   onProgress?: PruneProgress | undefined;
-}
-
-/** The last committed version as a tree holds it. */
-export interface Latest {
-  version: number;
-  /** Its root (NONE: empty). */
-  root: number;
 }
 
 /** @internal The storage behind a {@link Tree}. */

@@ -6,16 +6,15 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import type { KeyChange } from "../tree/diff.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import type { CommitInput } from "../tree/version-log.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { rollbackStore } from "../sqlite/rollback.js";
 import { openStoreFolder, type OpenFolder } from "../store/folder.js";
 import { WorkingSet } from "../store/write/working-set.js";
 import { Pruner, type PruneResult } from "../prune/pruner.js";
-import type { Backend, Latest, PruneOptions } from "./backend.js";
+import type { Backend, PruneOptions } from "./backend.js";
 import type { ResolvedOpenOptions } from "./options.js";
+import type { CommitInput, KeyChange, Latest } from "../tree/store-contract.js";
 
 /**
  * The share of the file an automatic prune leaves free: the commits that follow fill those pages again, so returning

@@ -5,12 +5,12 @@
  */
 import { IavlError } from "../base/errors.js";
 import { memorySource, NodeTable } from "../tree/node.js";
-import { diffTrees, type KeyChange } from "../tree/diff.js";
+import { diffTrees } from "../tree/diff.js";
 import { memoryValue, RootView } from "../tree/root-view.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import type { CommitInput } from "../tree/version-log.js";
 import type { PruneResult } from "../prune/pruner.js";
-import type { Backend, Latest, PruneOptions } from "./backend.js";
+import type { Backend, PruneOptions } from "./backend.js";
+import type { CommitInput, KeyChange, Latest } from "../tree/store-contract.js";
 
 /** Keeps every committed root in memory. */
 export class MemoryBackend implements Backend {

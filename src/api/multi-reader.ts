@@ -11,13 +11,13 @@ import { IavlError } from "../base/errors.js";
 import { equalBytes, toHex } from "../base/bytes.js";
 import { parseOptions } from "../base/options.js";
 import { checkString, checkVersion } from "../base/validate.js";
-import type { CommitmentProof } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { STORE_FILE } from "../sqlite/connection.js";
 import { MARKER_FILE, MarkerReader } from "../sqlite/commit-marker.js";
 import { ReadOnlyStore } from "../store/read/read-only-store.js";
 import { appProof } from "./app-proof.js";
 import { commitInfoHash } from "./commit-info.js";
+import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** A store name: 1–64 of letters, digits, `_`, `-`, `.` (it names a folder). */
 export const storeNameSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "store names are 1–64 of A–Z a–z 0–9 _ . -");

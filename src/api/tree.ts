@@ -7,12 +7,10 @@ import { parseOptions } from "../base/options.js";
 import { checkIterable, checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
 import { latin1, latin1Bytes, type ByteString } from "../base/bytes.js";
 import { digestBytes, type Digest } from "../base/hash.js";
-import { checkVersionRange, type VersionChange } from "../tree/diff.js";
 import type { ExportNode } from "../tree/export-node.js";
-import { iterateLeaves, type IterateOptions } from "../tree/iterate.js";
+import { iterateLeaves } from "../tree/iterate.js";
 import { Mutator } from "../tree/mutate.js";
 import { NONE, rootDigest } from "../tree/node.js";
-import type { CommitmentProof } from "../tree/proof.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { VersionLog } from "../tree/version-log.js";
 import { storeFileIn } from "../sqlite/connection.js";
@@ -30,6 +28,8 @@ import {
   type OpenOptions,
 } from "./options.js";
 import { DiskBackend } from "./disk-backend.js";
+import { type VersionChange, checkVersionRange } from "../tree/store-contract.js";
+import { type CommitmentProof, type IterateOptions } from "../tree/readonly-tree.js";
 
 /** What {@link Tree.commit} returns. */
 export interface CommitResult {

@@ -5,7 +5,7 @@
  */
 import { IavlError } from "../base/errors.js";
 import { storeFileIn } from "../sqlite/connection.js";
-import type { VersionChange } from "../tree/diff.js";
+import type { VersionChange } from "../tree/store-contract.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { Tree } from "../api/tree.js";
 

@@ -7,7 +7,7 @@
  */
 import { Option, type Command } from "commander";
 import { IavlError, isIavlError } from "../base/errors.js";
-import type { AuditReport } from "../tree/audit.js";
+import type { AuditReport } from "../tree/readonly-tree.js";
 import { action } from "./command.js";
 import { globals, out, outJson, progress, versionArg } from "./format.js";
 import { pickVersion, withReader, type ReadHandle } from "./store.js";

@@ -18,11 +18,11 @@ import { ics23 } from "@confio/ics23";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { utf8 } from "../base/bytes.js";
 import { IavlError, isIavlError } from "../base/errors.js";
-import type { CommitmentProof } from "../tree/proof.js";
 import { ApiError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { base64, parseHex, upperHex } from "./hex.js";
 import { queryKey, type Limits } from "./queries.js";
+import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the CometBFT routes need. */
 export interface CometOptions {

@@ -12,10 +12,10 @@
  */
 import { Readable } from "node:stream";
 import { IavlError } from "../base/errors.js";
-import type { VersionChange } from "../tree/diff.js";
 import { httpError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { toHex } from "./hex.js";
+import type { VersionChange } from "../tree/store-contract.js";
 
 /** Lines are gathered into chunks of about this many characters: a write per chunk, not per change. */
 const CHUNK_CHARS = 16_384;

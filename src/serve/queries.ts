@@ -6,9 +6,9 @@
  */
 import { equalBytes } from "../base/bytes.js";
 import { IavlError, isIavlError } from "../base/errors.js";
-import type { CommitmentProof } from "../tree/proof.js";
 import { ApiError } from "./errors.js";
 import type { Follower } from "./follow.js";
+import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** Bounds on the work of one request. */
 export interface Limits {

@@ -8,12 +8,12 @@
 import { ics23 } from "@confio/ics23";
 import type { FastifyInstance } from "fastify";
 import { IavlError } from "../base/errors.js";
-import type { CommitmentProof } from "../tree/proof.js";
 import { changeStream } from "./changes.js";
 import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
 import { pickStore, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
+import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the v1 routes need. */
 export interface V1Options {

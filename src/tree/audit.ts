@@ -8,25 +8,7 @@ import { compareBytes, equalBytes, toHex } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, type Digest } from "../base/hash.js";
 import type { ExportNode } from "./export-node.js";
 import { Importer } from "./importer.js";
-
-/** What an audit found. */
-export interface AuditReport {
-  /** True when no fault was found. */
-  ok: boolean;
-  version: number;
-  /** Nodes checked (leaves and inner nodes). */
-  nodes: number;
-  /** Leaves checked. */
-  leaves: number;
-  /** One line per fault, naming what disagrees. */
-  faults: string[];
-}
-
-/** Options of an audit. */
-export interface AuditOptions {
-  /** Called now and then with the number of nodes checked so far. */
-  onProgress?: ((nodes: number) => void) | undefined;
-}
+import type { AuditOptions, AuditReport } from "./readonly-tree.js";
 
 /** A node of the version in post-order, with the hash its storage holds for it (undefined: none kept apart). */
 export interface StoredNode {

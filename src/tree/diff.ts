@@ -4,30 +4,8 @@
  * @module
  */
 import { compareLatin1, latin1Bytes } from "../base/bytes.js";
-import { IavlError } from "../base/errors.js";
-import { checkVersion } from "../base/validate.js";
 import { NONE, type NodeSource } from "./node.js";
-import type { ValueOf } from "./proof.js";
-
-/** One net change of a version: the key's new value, or null when the version removed it. */
-export interface KeyChange {
-  key: Uint8Array;
-  value: Uint8Array | null;
-}
-
-/** A net change of `version` (see `Tree.changes`). */
-export interface VersionChange extends KeyChange {
-  version: number;
-}
-
-/**
- * Checks a range of versions for a change stream: positive integers, `from` ≤ `to`; throws `INVALID_ARGUMENT`.
- */
-export function checkVersionRange(from: unknown, to: unknown): asserts from is number {
-  checkVersion(from);
-  checkVersion(to);
-  if ((from as number) > (to as number)) throw new IavlError("INVALID_ARGUMENT", `from (${String(from)}) must not be after to (${String(to)})`);
-}
+import type { KeyChange, ValueOf } from "./store-contract.js";
 
 /**
  * The leaves under `root` in key order, stepping over the subtrees `skip` says to (whole, without loading them).

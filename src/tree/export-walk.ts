@@ -5,7 +5,7 @@
 import { latin1Bytes } from "../base/bytes.js";
 import type { ExportNode } from "./export-node.js";
 import { NONE, type NodeSource, type NodeTable } from "./node.js";
-import type { ValueOf } from "./proof.js";
+import type { ValueOf } from "./store-contract.js";
 
 /** Runs nothing: for walks over a tree that cannot change under them. */
 export const STILL = (): void => {};

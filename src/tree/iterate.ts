@@ -4,13 +4,7 @@
  */
 import { latin1 } from "../base/bytes.js";
 import { NONE, type NodeSource } from "./node.js";
-
-/** Bounds of an iteration: `start` inclusive, `end` exclusive, in ascending order unless `reverse`. */
-export interface IterateOptions {
-  start?: Uint8Array | undefined;
-  end?: Uint8Array | undefined;
-  reverse?: boolean | undefined;
-}
+import type { IterateOptions } from "./readonly-tree.js";
 
 /**
  * Yields the leaves under `root` whose keys fall in the range, in key order (or reverse). `resume` runs each time

@@ -8,9 +8,8 @@ import { IavlError } from "../base/errors.js";
 import { concatBytes, latin1, latin1Bytes, putVarint, type ByteString } from "../base/bytes.js";
 import { NONE, type NodeSource, type NodeTable } from "./node.js";
 import { indexOf, leafAt, pathTo } from "./read.js";
-
-/** A commitment proof as `@confio/ics23` types it. */
-export type CommitmentProof = ics23.ICommitmentProof;
+import type { ValueOf } from "./store-contract.js";
+import type { CommitmentProof } from "./readonly-tree.js";
 
 function header(values: number[]): Uint8Array {
   const buf = new Uint8Array(10 * values.length);
@@ -20,9 +19,6 @@ function header(values: number[]): Uint8Array {
 }
 
 const LEN32 = new Uint8Array([32]);
-
-/** Reads the value of committed leaf `leaf` of table `t` (a store may keep values apart from nodes). */
-export type ValueOf = (t: NodeTable, leaf: number) => Uint8Array;
 
 function existence(root: number, key: ByteString, src: NodeSource, valueOf: ValueOf): ics23.IExistenceProof {
   const t = src.t;

@@ -1,11 +1,39 @@
 /**
- * Read access to one committed version.
+ * Read access to one committed version: the interface every view implements, and the types of its calls' options
+ * and answers, each defined here once.
  * @module
  */
-import type { AuditOptions, AuditReport } from "./audit.js";
+import type { ics23 } from "@confio/ics23";
 import type { ExportNode } from "./export-node.js";
-import type { IterateOptions } from "./iterate.js";
-import type { CommitmentProof } from "./proof.js";
+
+/** Bounds of an iteration: `start` inclusive, `end` exclusive, in ascending order unless `reverse`. */
+export interface IterateOptions {
+  start?: Uint8Array | undefined;
+  end?: Uint8Array | undefined;
+  reverse?: boolean | undefined;
+}
+
+/** A commitment proof as `@confio/ics23` types it. */
+export type CommitmentProof = ics23.ICommitmentProof;
+
+/** What an audit found. */
+export interface AuditReport {
+  /** True when no fault was found. */
+  ok: boolean;
+  version: number;
+  /** Nodes checked (leaves and inner nodes). */
+  nodes: number;
+  /** Leaves checked. */
+  leaves: number;
+  /** One line per fault, naming what disagrees. */
+  faults: string[];
+}
+
+/** Options of an audit. */
+export interface AuditOptions {
+  /** Called now and then with the number of nodes checked so far. */
+  onProgress?: ((nodes: number) => void) | undefined;
+}
 
 /** A committed version of a tree: every read that does not change it. */
 export interface ReadonlyTree {

@@ -4,7 +4,6 @@
  * @module
  */
 import { keyId, type ByteString } from "../base/bytes.js";
-import type { Digest } from "../base/hash.js";
 import { NONE } from "./node.js";
 
 /** One operation of the working version, in order. */
@@ -69,13 +68,3 @@ export class VersionLog {
   }
 }
 
-/** What a store receives to persist one version. */
-export interface CommitInput {
-  version: number;
-  /** The version's root ({@link NONE}: empty). */
-  root: number;
-  hash: Digest;
-  log: VersionLog;
-  /** Nodes of older versions that this version replaced (see {@link Mutator.takeOrphans}). */
-  orphans: number[];
-}

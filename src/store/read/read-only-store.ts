@@ -8,17 +8,15 @@ import { join } from "node:path";
 import { IavlError } from "../../base/errors.js";
 import { EMPTY_HASH } from "../../base/hash.js";
 import { checkIterateOptions, checkVersion } from "../../base/validate.js";
-import type { AuditOptions, AuditReport } from "../../tree/audit.js";
-import { checkVersionRange, type VersionChange } from "../../tree/diff.js";
 import type { ExportNode } from "../../tree/export-node.js";
-import type { IterateOptions } from "../../tree/iterate.js";
-import type { CommitmentProof } from "../../tree/proof.js";
 import type { ReadonlyTree } from "../../tree/readonly-tree.js";
 import { openReader, STORE_FILE, type Connection } from "../../sqlite/connection.js";
 import { checkSchema } from "../../sqlite/migrate.js";
 import { StoreReader } from "../../sqlite/store-reader.js";
 import { RebuiltTrees } from "./rebuild.js";
 import { startRead, VersionView, type ReadStart } from "./version-view.js";
+import { type VersionChange, checkVersionRange } from "../../tree/store-contract.js";
+import { type AuditOptions, type AuditReport, type CommitmentProof, type IterateOptions } from "../../tree/readonly-tree.js";
 
 /**
  * Reads of a store that another process (or this one) writes. Every read sees one committed version whole, or

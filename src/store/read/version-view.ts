@@ -6,19 +6,19 @@ import { IavlError } from "../../base/errors.js";
 import { latin1Bytes } from "../../base/bytes.js";
 import { toDigest } from "../../base/hash.js";
 import { checkIterateOptions, checkKey } from "../../base/validate.js";
-import { auditVersion, type AuditOptions, type AuditReport, type StoredNode } from "../../tree/audit.js";
-import type { KeyChange } from "../../tree/diff.js";
+import { auditVersion, type StoredNode } from "../../tree/audit.js";
 import type { ExportNode } from "../../tree/export-node.js";
-import type { IterateOptions } from "../../tree/iterate.js";
 import { pinnedWalk } from "../../tree/node-table.js";
 import { NONE, rootDigest } from "../../tree/node.js";
-import { createProof, type CommitmentProof, type ValueOf } from "../../tree/proof.js";
+import { createProof } from "../../tree/proof.js";
 import type { ReadonlyTree } from "../../tree/readonly-tree.js";
 import type { VersionRow } from "../../sqlite/rows.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
 import { leafSource } from "./leaf-stream.js";
 import type { VersionTree } from "./rebuild.js";
 import { walkVersion } from "./version-walk.js";
+import type { KeyChange, ValueOf } from "../../tree/store-contract.js";
+import { type AuditOptions, type AuditReport, type CommitmentProof, type IterateOptions } from "../../tree/readonly-tree.js";
 
 /** The value of a stored leaf: its own value row. */
 export function storedValue(store: StoreReader): ValueOf {

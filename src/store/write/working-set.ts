@@ -5,10 +5,8 @@
  * @module
  */
 import { NONE, type NodeTable } from "../../tree/node.js";
-import type { ValueOf } from "../../tree/proof.js";
-import type { KeyChange } from "../../tree/diff.js";
 import type { ReadonlyTree } from "../../tree/readonly-tree.js";
-import type { CommitInput, Op } from "../../tree/version-log.js";
+import type { Op } from "../../tree/version-log.js";
 import type { Connection } from "../../sqlite/connection.js";
 import type { LeafWrite, VersionRow, VersionWrite } from "../../sqlite/rows.js";
 import { keyId } from "../../base/bytes.js";
@@ -26,6 +24,7 @@ import { startRead, storedValue, VersionView } from "../read/version-view.js";
 import { boundWal } from "../../sqlite/wal.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
+import type { CommitInput, KeyChange, Latest, ValueOf } from "../../tree/store-contract.js";
 
 /**
  * Memory a resident node costs, to turn the memory budget into a node count: its 64-byte record and 40 bytes of node
@@ -45,13 +44,6 @@ export interface WorkingSetOptions {
   /** Versions that are multiples of this are committed as checkpoints (snapshots kept by pruning). */
   snapshotEvery: number | undefined;
   busyTimeoutMs: number;
-}
-
-/** The latest committed version as the tree holds it. */
-export interface Latest {
-  version: number;
-  /** Its root (NONE: empty). */
-  root: number;
 }
 
 /** The working set of one writer over its store file. */
