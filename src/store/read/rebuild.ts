@@ -13,6 +13,7 @@ import type { StoreReader } from "../../sqlite/store-reader.js";
 import { rowCount } from "../../sqlite/version-ops.js";
 import { NodeLoader } from "../node-loader.js";
 import { replayVersion } from "./replay.js";
+import { replayStart } from "../../checkpoint/replay-start.js";
 
 /**
  * The tree of `row`'s version; throws `CORRUPT` when it does not reach the recorded hash. With `after` (the tree of
@@ -31,9 +32,9 @@ export function rebuildVersion(store: StoreReader, src: NodeLoader, row: Version
     root = after.root;
     from = after.version + 1;
   } else {
-    const base = store.versions.replayBase(row.version);
-    root = base === undefined ? NONE : src.root(base);
-    from = base === undefined ? store.versions.first() : base.version + 1;
+    const start = replayStart(store.versions, row.version);
+    root = start.base === undefined ? NONE : src.root(start.base);
+    from = start.from;
   }
   const m = new Mutator(from, src);
   for (let v = from; v <= row.version; v++) {

@@ -49,8 +49,6 @@ interface Queued {
   /** Bytes it carries, counted against the queue's bound until it lands. */
   bytes: number;
   changes: Map<string, Change>;
-  /** Runs once the version is on disk. */
-  landed: () => void;
 }
 
 /** Queue of versions in flight to the writer thread. */
@@ -74,6 +72,8 @@ export class WriteQueue {
     private readonly maxBytes: number,
     busyTimeoutMs: number,
     walSlots: SharedArrayBuffer,
+    /** Told of each version once it is on disk, in order. */
+    private readonly onLanded: (version: number) => void,
   ) {
     const data: WriterThreadData = { file, busyTimeoutMs, walSlots, errors: this.errors.port2, returns: this.returns.port2 };
     this.ch = ThreadChannel.start(import.meta.url, "writer-thread", SLOTS, data, [this.errors.port2, this.returns.port2], (e) => {
@@ -91,7 +91,7 @@ export class WriteQueue {
    * Hands `w` to the writer, first waiting for room in the queue (at most `capacity` versions and `maxBytes` bytes
    * in flight). The version goes packed into two buffers that are transferred, not cloned.
    */
-  push(w: VersionWrite, changes: Map<string, Change>, landed: () => void): void {
+  push(w: VersionWrite, changes: Map<string, Change>): void {
     this.check();
     this.takeReturned();
     const packed = packWrite(w, this.spares);
@@ -101,7 +101,7 @@ export class WriteQueue {
       this.waitFor(oldest.version);
     }
     postMoving(this.ch.worker, { packed }, [packed.nums, packed.bytes]);
-    this.queued.push({ version: w.version.version, bytes, changes, landed });
+    this.queued.push({ version: w.version.version, bytes, changes });
     this.bytes += bytes;
   }
 
@@ -190,7 +190,7 @@ export class WriteQueue {
     while (this.queued.length > 0 && this.queued[0]!.version <= d) {
       const q = this.queued.shift()!;
       this.bytes -= q.bytes;
-      q.landed();
+      this.onLanded(q.version);
     }
   }
 

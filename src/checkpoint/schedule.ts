@@ -1,0 +1,35 @@
+/**
+ * When a tree checkpoint is written: every `interval` versions, at each snapshot pruning keeps (so that its tree stays
+ * whole after the versions around it go), and at the next commit once eviction found the resident nodes mostly dirty.
+ * @module
+ */
+
+/** The checkpoint schedule of one writer. */
+export class CheckpointSchedule {
+  private asked = false;
+
+  constructor(
+    private readonly interval: number,
+    /** Versions that are multiples of this are checkpoints; undefined: none kept as snapshots. */
+    private readonly snapshotEvery: number | undefined,
+    /** The last checkpoint written (0: none). */
+    private last: number,
+  ) {}
+
+  /** True when committing `version` must write a checkpoint. */
+  due(version: number): boolean {
+    const every = this.snapshotEvery;
+    return this.asked || version - this.last >= this.interval || (every !== undefined && version % every === 0);
+  }
+
+  /** `version` was committed as a checkpoint. */
+  written(version: number): void {
+    this.last = version;
+    this.asked = false;
+  }
+
+  /** The next commit checkpoints, so that the nodes it leaves clean can be evicted. */
+  askNext(): void {
+    this.asked = true;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The rows one commit writes: a leaves row per key the version changed, in key order, its packed operations, the
+ * branches of a checkpoint, and its version row; and the numbering they give the tree's new nodes.
+ * @module
+ */
+import { keyId } from "../../base/bytes.js";
+import { digestBytes } from "../../base/hash.js";
+import { NONE, type NodeTable } from "../../tree/node.js";
+import type { CommitInput } from "../../tree/store-contract.js";
+import type { Op } from "../../tree/version-log.js";
+import { leafKeySeq, storedSeq } from "../../sqlite/node-rows.js";
+import type { LeafWrite, VersionWrite } from "../../sqlite/rows.js";
+import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
+import { collectDirty, NO_BRANCHES } from "../../checkpoint/dirty-branches.js";
+
+/** A commit's rows, with the leaves that now hold their row's node key. */
+export interface VersionRows {
+  write: VersionWrite;
+  /** The version's new leaves (their values are dropped once the version is on disk). */
+  leaves: number[];
+  /** Forgets the numbering given, so that a failed write leaves the tree as it was. */
+  undo(): void;
+}
+
+/**
+ * The rows of `c`, its leaves rows numbered from `firstLeaf`: one per key the version changed (set, or removed having
+ * been there before it), in key order, so that the version's changes read back in key order from consecutive ids; a
+ * set's leaf takes its row's id. With `checkpoint`, every unstored branch goes too.
+ */
+export function versionRows(t: NodeTable, c: CommitInput, firstLeaf: number, checkpoint: boolean): VersionRows {
+  const { ops } = c.log;
+  const changed = ops.filter((op) => op.last && (op.leaf !== NONE || op.existed)).map((op) => ({ op, id: keyId(op.key) }));
+  changed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const rowOf = new Map<Op, number>();
+  const rows: LeafWrite[] = [];
+  const leaves: number[] = [];
+  changed.forEach(({ op }, row) => {
+    rowOf.set(op, row);
+    const leaf = op.leaf;
+    if (leaf === NONE) {
+      rows.push({ id: firstLeaf + row, key: op.key, hash: null, value: null });
+      return;
+    }
+    t.setSeq(leaf, leafKeySeq(firstLeaf + row));
+    leaves.push(leaf);
+    rows.push({ id: firstLeaf + row, key: op.key, hash: t.hashBytes(leaf), value: t.value(leaf) ?? null });
+  });
+  const undoLeaves = (): void => {
+    for (const leaf of leaves) t.setSeq(leaf, 0);
+  };
+  const packed: PackedOp[] = ops.map((op) => ({ key: op.key, set: op.leaf !== NONE, row: rowOf.get(op) }));
+  const root = c.root;
+  let batch: ReturnType<typeof collectDirty> | undefined;
+  try {
+    batch = checkpoint ? collectDirty(t, root) : undefined;
+    const write: VersionWrite = {
+      version: {
+        version: c.version,
+        hash: digestBytes(c.hash),
+        size: root === NONE ? 0 : t.size(root),
+        checkpoint,
+        rootVersion: checkpoint && root !== NONE ? t.version(root) : null,
+        rootSeq: checkpoint && root !== NONE ? storedSeq(t.seq(root)) : null,
+        ops: ops.length,
+        firstLeaf,
+        leafRows: rows.length,
+      },
+      leaves: rows,
+      firstLeaf,
+      ops: packOps(packed),
+      branches: batch?.rows ?? NO_BRANCHES,
+    };
+    const numbered = batch;
+    return {
+      write,
+      leaves,
+      undo: () => {
+        numbered?.undo();
+        undoLeaves();
+      },
+    };
+  } catch (e) {
+    batch?.undo();
+    undoLeaves();
+    throw e;
+  }
+}

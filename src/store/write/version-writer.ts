@@ -1,0 +1,89 @@
+/**
+ * How a committed version reaches the disk: its rows written inline (durability normal or full) or handed to the
+ * writer thread (async), the WAL checkpointer woken after it, and the tree's copies of its values let go once it
+ * has landed, the one thing that comes back up from below.
+ * @module
+ */
+import type { IavlError } from "../../base/errors.js";
+import type { NodeTable } from "../../tree/node.js";
+import type { CommitInput } from "../../tree/store-contract.js";
+import type { StoreWriter } from "../../sqlite/store-writer.js";
+import { boundWal } from "../../sqlite/wal.js";
+import { UnlandedValues } from "./unlanded-values.js";
+import { versionRows } from "./version-rows.js";
+import { WalCheckpointer } from "./wal-checkpointer.js";
+import { WriteQueue } from "./write-queue.js";
+
+/** How versions are written. */
+export interface VersionWriterOptions {
+  /** Land versions in a writer thread with this many in flight; undefined: write inline. */
+  asyncQueue: number | undefined;
+  /** Bytes of values that may be in flight to the writer thread. */
+  inFlightBytes: number;
+  busyTimeoutMs: number;
+}
+
+/** Writes one store's versions, in order. */
+export class VersionWriter {
+  /** The background writer, with durability "async". */
+  readonly queue: WriteQueue | undefined;
+  private readonly wal: WalCheckpointer;
+  private readonly values: UnlandedValues;
+  /** The id the next leaves row gets. */
+  private nextLeaf: number;
+
+  constructor(
+    private readonly store: StoreWriter,
+    private readonly file: string,
+    t: NodeTable,
+    durable: number,
+    o: VersionWriterOptions,
+  ) {
+    this.values = new UnlandedValues(t);
+    this.nextLeaf = store.read.leaves.nextId();
+    this.wal = new WalCheckpointer(file, o.busyTimeoutMs);
+    const landed = (v: number): void => this.values.landed(v);
+    if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.wal.shared, landed);
+  }
+
+  /** The tree's own copy of a value being set: valid until its version lands, when leaves drop their values. */
+  copyValue(value: Uint8Array): Uint8Array {
+    return this.values.copy(value);
+  }
+
+  /** Writes `c` (with a checkpoint's branches when `checkpoint`); throws with nothing changed when it cannot. */
+  write(t: NodeTable, c: CommitInput, checkpoint: boolean): void {
+    const rows = versionRows(t, c, this.nextLeaf, checkpoint);
+    try {
+      this.values.seal(c.version, rows.leaves);
+      if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
+      else {
+        boundWal(this.store.db, this.file);
+        this.store.writeVersion(rows.write);
+        this.wal.committed();
+        this.values.landed(c.version);
+      }
+    } catch (e) {
+      rows.undo();
+      throw e;
+    }
+    this.nextLeaf += rows.write.leaves.length;
+  }
+
+  /** True once `version` is on disk (false when the writer thread failed first). */
+  landed(version: number): boolean {
+    return this.queue === undefined || this.queue.landed(version);
+  }
+
+  /**
+   * Lands what is queued and stops the writer and checkpointer threads. Returns a failure of the background writer
+   * that no caller has been told of yet.
+   */
+  close(): IavlError | undefined {
+    try {
+      return this.queue?.close();
+    } finally {
+      this.wal.close();
+    }
+  }
+}
