@@ -5,18 +5,14 @@
  */
 import { existsSync, readdirSync, renameSync, rmSync, rmdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Worker } from "node:worker_threads";
 import { IavlError } from "../base/errors.js";
-import { latin1Bytes } from "../base/bytes.js";
-import { digestBytes, EMPTY_DIGEST } from "../base/hash.js";
-import { FIRST_SLOT, ThreadChannel } from "../base/thread-channel.js";
 import type { ExportNode } from "../tree/export-node.js";
-import { Importer, type ImportedNode } from "../tree/importer.js";
+import { Importer } from "../tree/importer.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { lockHeld } from "../sqlite/lock.js";
-import type { ImportBatch, VersionRow } from "../sqlite/rows.js";
-import { leafKeySeq, leafRowId, storedSeq } from "../sqlite/node-rows.js";
 import { openStoreFolder } from "../store/folder.js";
+import { BatchWriter } from "./batch-writer.js";
+import { importedVersionRow, Numbering, toRows } from "./import-rows.js";
 
 /** What {@link importStore} needs besides the stream. */
 export interface StoreImportOptions {
@@ -80,17 +76,7 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
     }
     const root = imp.finish();
     options.onProgress?.(items);
-    const commit: VersionRow = {
-      version: options.version,
-      hash: digestBytes(root?.hash ?? EMPTY_DIGEST),
-      size: root?.size ?? 0,
-      checkpoint: true,
-      rootVersion: root?.version ?? null,
-      rootSeq: root === undefined ? null : storedSeq(root.seq),
-      ops: 0,
-      firstLeaf: null,
-      leafRows: null,
-    };
+    const commit = importedVersionRow(options.version, root);
     writer.post({ commit });
     await writer.below(1);
     open = undefined;
@@ -103,99 +89,5 @@ export async function importStore(dir: string, nodes: Iterable<ExportNode> | Asy
     lock.release();
     rmSync(tmp, { recursive: true, force: true });
     throw e;
-  }
-}
-
-/** Node keys for imported nodes, in stream order: leaves rows 1, 2, …; branches numbered from 1 per version. */
-class Numbering {
-  private leaves = 0;
-  private readonly branches = new Map<number, number>();
-
-  next(n: ImportedNode): number {
-    if (n.height === 0) return leafKeySeq(++this.leaves);
-    const seq = (this.branches.get(n.version) ?? 0) + 1;
-    this.branches.set(n.version, seq);
-    return seq;
-  }
-}
-
-/** Numbers a batch of completed nodes (children come before parents) and turns it into rows. */
-function toRows(batch: ImportedNode[], numbering: Numbering): ImportBatch {
-  const rows: ImportBatch = { leaves: [], branches: [] };
-  for (const n of batch) {
-    n.seq = numbering.next(n);
-    const key = latin1Bytes(n.key);
-    const hash = digestBytes(n.hash);
-    if (n.height === 0) {
-      rows.leaves.push({ version: n.version, id: leafRowId(n.seq), key, hash, value: n.value ?? null });
-      continue;
-    }
-    const l = n.left!;
-    const r = n.right!;
-    rows.branches.push({
-      version: n.version,
-      seq: n.seq,
-      key,
-      height: n.height,
-      size: n.size,
-      hash,
-      leftVersion: l.version,
-      leftSeq: storedSeq(l.seq),
-      rightVersion: r.version,
-      rightSeq: storedSeq(r.seq),
-    });
-  }
-  return rows;
-}
-
-/** Posts batches to the writer thread and counts what it has not acknowledged yet. */
-class BatchWriter {
-  inFlight = 0;
-  private readonly ch: ThreadChannel & { readonly worker: Worker };
-  private failure: Error | undefined;
-  private waiters: Array<() => void> = [];
-  private closing = false;
-
-  constructor(file: string) {
-    this.ch = ThreadChannel.start(import.meta.url, "import-thread", FIRST_SLOT, { file }, [], (e) => (this.failure ??= e));
-    const worker = this.ch.worker;
-    worker.on("message", (m: { ok?: true; error?: string; code?: unknown }) => {
-      if (m.error !== undefined) this.failure ??= new IavlError(m.code === "DISK_FULL" || m.code === "IO_ERROR" ? m.code : "CORRUPT", `the import writer failed: ${m.error}`);
-      this.inFlight--;
-      this.wake();
-    });
-    // A writer that ends without saying so (killed, out of memory) must not leave the import waiting forever.
-    worker.on("exit", (code) => {
-      if (!this.closing) this.failure ??= new IavlError("CORRUPT", `the import writer exited unexpectedly (exit code ${code})`);
-      this.wake();
-    });
-    // Answers come through the event loop, which the import awaits.
-    worker.ref();
-  }
-
-  post(msg: object): void {
-    if (this.failure !== undefined) throw this.failure;
-    this.inFlight++;
-    this.ch.worker.postMessage(msg);
-  }
-
-  /** Resolves once fewer than `n` batches are in flight; rejects when the writer failed. */
-  async below(n: number): Promise<void> {
-    while (this.inFlight >= n) {
-      if (this.failure !== undefined) throw this.failure;
-      await new Promise<void>((r) => this.waiters.push(r));
-    }
-    if (this.failure !== undefined) throw this.failure;
-  }
-
-  /** Stops the writer once it has written what it was given; returns when its connection is closed. */
-  close(): void {
-    this.closing = true;
-    this.ch.worker.postMessage({ close: true });
-    this.ch.close();
-  }
-
-  private wake(): void {
-    for (const w of this.waiters.splice(0)) w();
   }
 }
