@@ -12,16 +12,7 @@ import { isIavlError } from "../base/errors.js";
 import { packageFile } from "../base/package-files.js";
 import { jsonRequested, lastStatus } from "./command.js";
 import { outJsonError, UsageError } from "./format.js";
-import { registerBench } from "./bench.js";
-import { registerChanges } from "./changes.js";
-import { registerExport } from "./export.js";
-import { registerGet } from "./get.js";
-import { registerImport } from "./import.js";
-import { registerInfo } from "./info.js";
-import { registerPrune } from "./prune.js";
-import { registerRollback } from "./rollback.js";
-import { registerServe } from "./serve.js";
-import { registerVerify } from "./verify.js";
+import { COMMANDS } from "./commands.js";
 
 const EXAMPLES = `
 Keys and values:
@@ -78,16 +69,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: () => undefined })
     .addHelpText("after", EXAMPLES);
-  registerInfo(program);
-  registerGet(program);
-  registerChanges(program);
-  registerVerify(program);
-  registerPrune(program);
-  registerRollback(program);
-  registerExport(program);
-  registerImport(program);
-  registerServe(program);
-  registerBench(program);
+  for (const register of COMMANDS) register(program);
   return program;
 }
 
