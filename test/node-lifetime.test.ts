@@ -13,7 +13,7 @@ import { randomBytes, rng } from "./helpers.js";
 
 interface Internals {
   backend: { t: NodeTable; roots: Map<number, number> };
-  working: number;
+  state: { working: number };
 }
 
 /** Every node reachable from `roots`, each once (versions share subtrees). */
@@ -49,7 +49,7 @@ describe("Tree.memory() frees a node once no kept version holds it", () => {
         const t = inner.backend.t;
         const hashes = new Map<number, string>();
         const check = (): void => {
-          const live = reachable(t, [...inner.backend.roots.values(), inner.working]);
+          const live = reachable(t, [...inner.backend.roots.values(), inner.state.working]);
           for (const n of live) expect(t.isFree(n)).toBe(false);
           expect(t.live).toBe(live.size);
         };

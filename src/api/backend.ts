@@ -2,10 +2,9 @@
  * What a {@link Tree} needs from where it keeps its versions: memory, or a store on disk.
  * @module
  */
-import type { NodeSource } from "../tree/node.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { PruneProgress, PruneResult } from "../prune/pruner.js";
-import type { CommitInput, KeyChange, Latest, ValueOf } from "../tree/store-contract.js";
+import type { CommitInput, KeyChange, Latest, WorkingStore } from "../tree/store-contract.js";
 
 /** Options of a prune. */
 export interface PruneOptions {
@@ -16,17 +15,9 @@ export interface PruneOptions {
 }
 
 /** @internal The storage behind a {@link Tree}. */
-export interface Backend {
-  readonly src: NodeSource;
-  readonly valueOf: ValueOf;
-  /** True when the backend needs the version's log on commit (and answers committed reads by key). */
-  readonly logsOps: boolean;
+export interface Backend extends WorkingStore {
   /** The last committed version at open (0 for none) and its root. */
   readonly opened: Latest;
-  /** The tree's own copy of a value being set (a store packs them into shared chunks, base/value-arena.ts). */
-  copyValue(value: Uint8Array): Uint8Array;
-  /** The value of `key` in the last committed version (used when `logsOps`), in an array of the caller's own. */
-  committedValue(key: Uint8Array): Uint8Array | undefined;
   /**
    * Persists a version; throws with nothing changed when it cannot. On success the backend owns `c.orphans`, and
    * frees each once no version it keeps holds it.

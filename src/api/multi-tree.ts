@@ -133,7 +133,7 @@ export class MultiTree {
       const resolved = parseOptions(openOptionsSchema, { ...storeOptions, initialVersion: whole + 1 });
       for (const name of names) {
         const back = latest(name) > whole ? rollbackTo : undefined;
-        trees.set(name, new Tree(DiskBackend.open(storeDir(dir, name), resolved, back), whole + 1));
+        trees.set(name, new Tree({ backend: DiskBackend.open(storeDir(dir, name), resolved, back), initialVersion: whole + 1 }));
       }
       const pending = marker.state().pending;
       if (pending !== undefined && pending > whole) marker.abandon(pending);

@@ -3,33 +3,17 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { parseOptions } from "../base/options.js";
-import { checkIterable, checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
-import { latin1, latin1Bytes, type ByteString } from "../base/bytes.js";
-import { digestBytes, type Digest } from "../base/hash.js";
+import { checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
+import { digestBytes } from "../base/hash.js";
 import type { ExportNode } from "../tree/export-node.js";
-import { iterateLeaves } from "../tree/iterate.js";
-import { Mutator } from "../tree/mutate.js";
-import { NONE, rootDigest } from "../tree/node.js";
-import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import { VersionLog } from "../tree/version-log.js";
-import { storeFileIn } from "../sqlite/connection.js";
+import type { CommitmentProof, IterateOptions, ReadonlyTree } from "../tree/readonly-tree.js";
+import { checkVersionRange, type VersionChange } from "../tree/store-contract.js";
+import { WorkingTree } from "../tree/working-tree.js";
 import { ReadOnlyStore } from "../store/read/read-only-store.js";
 import type { PruneResult } from "../prune/pruner.js";
-import { importStore } from "../sync/store-import.js";
 import type { Backend, PruneOptions } from "./backend.js";
-import { MemoryBackend } from "./memory-backend.js";
-import {
-  importOptionsSchema,
-  memoryOptionsSchema,
-  openOptionsSchema,
-  type ImportOptions,
-  type MemoryOptions,
-  type OpenOptions,
-} from "./options.js";
-import { DiskBackend } from "./disk-backend.js";
-import { type VersionChange, checkVersionRange } from "../tree/store-contract.js";
-import { type CommitmentProof, type IterateOptions } from "../tree/readonly-tree.js";
+import { diskBackend, importedBackend, memoryBackend, rollbackBackend, type Opened } from "./open-backend.js";
+import type { ImportOptions, MemoryOptions, OpenOptions } from "./options.js";
 
 /** What {@link Tree.commit} returns. */
 export interface CommitResult {
@@ -42,40 +26,19 @@ export interface CommitResult {
  * root hash equals cosmos/iavl's for the same operations.
  */
 export class Tree {
-  /** The roots of the working state and of the last committed version (NONE: empty). */
-  private working: number;
-  private committed: number;
-  private lastVersion: number;
-  private readonly mutator: Mutator;
+  private readonly backend: Backend;
+  private readonly state: WorkingTree;
   private closed = false;
-  /** Bumped by every change to the working state, so that open iterators over it can tell. */
-  private generation = 0;
-  /** The working version's operations, for backends that log them. */
-  private log = new VersionLog();
-  /**
-   * The leaf of each key of the working state, for a tree whose backend answers no reads by key (in memory): a get
-   * is then one lookup instead of a walk down a tree that is mostly out of the processor's caches (cosmos/iavl keeps
-   * its "fast nodes" index of the latest version for the same reason).
-   */
-  private readonly leaves: Map<ByteString, number> | undefined;
 
   /** @internal Use {@link Tree.memory} or `Tree.open`. */
-  constructor(
-    private readonly backend: Backend,
-    initialVersion: number,
-  ) {
-    const { version, root } = backend.opened;
-    this.lastVersion = version;
-    this.committed = root;
-    this.working = root;
-    this.mutator = new Mutator(version > 0 ? version + 1 : initialVersion, backend.src);
-    this.leaves = backend.logsOps ? undefined : new Map();
+  constructor({ backend, initialVersion }: Opened) {
+    this.backend = backend;
+    this.state = new WorkingTree(backend, backend.opened, initialVersion);
   }
 
   /** A tree held wholly in memory. */
   static memory(options?: MemoryOptions): Tree {
-    const o = parseOptions(memoryOptionsSchema, options);
-    return new Tree(new MemoryBackend(), o.initialVersion ?? 1);
+    return new Tree(memoryBackend(options));
   }
 
   /**
@@ -83,9 +46,7 @@ export class Tree {
    * latest committed version. Only one writer may hold a store: a second one gets `LOCKED`, naming the holder.
    */
   static open(dir: string, options?: OpenOptions): Tree {
-    checkString(dir, "dir");
-    const o = parseOptions(openOptionsSchema, options);
-    return new Tree(DiskBackend.open(dir, o), o.initialVersion ?? 1);
+    return new Tree(diskBackend(dir, options));
   }
 
   /**
@@ -99,12 +60,7 @@ export class Tree {
     nodes: Iterable<ExportNode> | AsyncIterable<ExportNode>,
     options: ImportOptions,
   ): Promise<Tree> {
-    checkString(dir, "dir");
-    checkIterable(nodes, "the nodes", true);
-    const { version, expectedHash, onProgress, ...rest } = parseOptions(importOptionsSchema, options);
-    const o = parseOptions(openOptionsSchema, rest);
-    await importStore(dir, nodes, { version, expectedHash, onProgress, shardSize: o.shardSize });
-    return Tree.open(dir, rest);
+    return new Tree(await importedBackend(dir, nodes, options));
   }
 
   /**
@@ -121,28 +77,25 @@ export class Tree {
    * at `version`. Returns how many versions were removed.
    */
   static rollback(dir: string, version: number): number {
-    checkString(dir, "dir");
-    checkVersion(version);
-    storeFileIn(dir);
-    return DiskBackend.rollback(dir, version);
+    return rollbackBackend(dir, version);
   }
 
   /** The last committed version (0 before the first commit). */
   get version(): number {
     this.open();
-    return this.lastVersion;
+    return this.state.version;
   }
 
   /** Root hash of the last committed version (the empty hash before the first commit). */
   get hash(): Uint8Array {
     this.open();
-    return digestBytes(rootDigest(this.backend.src, this.committed));
+    return digestBytes(this.state.hash);
   }
 
   /** Number of keys in the last committed version. */
   get size(): number {
     this.open();
-    return this.committed === NONE ? 0 : this.backend.src.t.size(this.committed);
+    return this.state.size;
   }
 
   /** Sets `key` to `value` in the working state. */
@@ -150,28 +103,14 @@ export class Tree {
     this.open();
     checkKey(key);
     checkValue(value);
-    // Copies, so that a caller reusing its buffers cannot change what was set (the key's string is one).
-    const id = latin1(key);
-    const copy = this.backend.copyValue(value);
-    const leaf = this.backend.src.t.leaf(id, copy, this.mutator.version);
-    this.working = this.mutator.setLeaf(this.working, leaf);
-    if (this.leaves !== undefined) this.leaves.set(id, leaf);
-    else this.log.set(new Uint8Array(key), id, leaf, copy, this.mutator.updated);
-    this.generation++;
+    this.state.set(key, value);
   }
 
   /** The value of `key` in the working state, or undefined. */
   get(key: Uint8Array): Uint8Array | undefined {
     this.open();
     checkKey(key);
-    // Copies: the tree's own arrays (a value still waiting to be written, say) must not change through the result.
-    if (this.leaves !== undefined) {
-      const leaf = this.leaves.get(latin1(key));
-      return leaf === undefined ? undefined : this.backend.src.t.value(leaf)?.slice();
-    }
-    const c = this.log.changes.size > 0 ? this.log.change(key) : undefined;
-    if (c !== undefined) return c.value?.slice();
-    return this.backend.committedValue(key);
+    return this.state.get(key);
   }
 
   /** True when `key` is present in the working state. */
@@ -183,15 +122,7 @@ export class Tree {
   remove(key: Uint8Array): boolean {
     this.open();
     checkKey(key);
-    const id = latin1(key);
-    if (this.leaves !== undefined && !this.leaves.has(id)) return false;
-    const root = this.mutator.remove(this.working, id);
-    if (!this.mutator.found) return false;
-    this.working = root;
-    if (this.leaves !== undefined) this.leaves.delete(id);
-    else this.log.remove(new Uint8Array(key), id);
-    this.generation++;
-    return true;
+    return this.state.remove(key);
   }
 
   /**
@@ -201,48 +132,30 @@ export class Tree {
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
     this.open();
     checkIterateOptions(opts);
-    const gen = this.generation;
-    const resume = (): void => {
-      this.open();
-      if (gen !== this.generation) throw new IavlError("CONCURRENT_MODIFICATION", "the working tree changed during iteration");
-    };
-    const t = this.backend.src.t;
-    for (const leaf of iterateLeaves(this.working, opts, this.backend.src, resume)) {
-      yield [latin1Bytes(t.key(leaf)), (t.value(leaf) ?? this.backend.valueOf(t, leaf)).slice()];
-    }
+    yield* this.state.iterate(opts, () => this.open());
   }
 
   /** The root hash the working state would commit to. */
   workingHash(): Uint8Array {
     this.open();
-    return digestBytes(this.workingDigest());
-  }
-
-  private workingDigest(): Digest {
-    return rootDigest(this.backend.src, this.working);
+    return digestBytes(this.state.workingHash());
   }
 
   /** Commits the working state as the next version. Nothing changes when the store refuses the write. */
   commit(): CommitResult {
     this.open();
-    const version = this.mutator.version;
-    const hash = this.workingDigest();
-    this.backend.commit({ version, root: this.working, hash, log: this.log, orphans: this.mutator.orphans });
-    this.mutator.takeOrphans(); // the backend's now
-    this.committed = this.working;
-    this.lastVersion = version;
-    this.mutator.version = version + 1;
-    this.log = new VersionLog();
-    this.generation++;
-    return { version, hash: digestBytes(hash) };
+    const c = this.state.next();
+    this.backend.commit(c);
+    this.state.committedAs(c);
+    return { version: c.version, hash: digestBytes(c.hash) };
   }
 
   /** A read-only view of committed `version`. */
   at(version: number): ReadonlyTree {
     this.open();
     checkVersion(version);
-    if (version > this.lastVersion) {
-      throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.lastVersion})`);
+    if (version > this.state.version) {
+      throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.state.version})`);
     }
     return this.backend.view(version, () => this.open());
   }
@@ -257,7 +170,7 @@ export class Tree {
   *changes(from: number, to: number): IterableIterator<VersionChange> {
     this.open();
     checkVersionRange(from, to);
-    if (to > this.lastVersion) throw new IavlError("VERSION_NOT_FOUND", `version ${to} was never committed (latest is ${this.lastVersion})`);
+    if (to > this.state.version) throw new IavlError("VERSION_NOT_FOUND", `version ${to} was never committed (latest is ${this.state.version})`);
     for (let v = from; v <= to; v++) {
       for (const c of this.backend.changes(v, () => this.open())) {
         yield { version: v, key: c.key, value: c.value };
@@ -274,8 +187,8 @@ export class Tree {
   /** An ICS23 proof of `key` against {@link Tree.hash} (the last committed version). */
   proof(key: Uint8Array): CommitmentProof {
     this.open();
-    if (this.lastVersion === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
-    return this.at(this.lastVersion).proof(key);
+    if (this.state.version === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
+    return this.at(this.state.version).proof(key);
   }
 
   /**
@@ -304,10 +217,7 @@ export class Tree {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.generation++;
-    this.working = NONE;
-    this.committed = NONE;
-    this.leaves?.clear();
+    this.state.clear();
     this.backend.close();
   }
 

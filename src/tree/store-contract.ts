@@ -6,11 +6,23 @@
 import { IavlError } from "../base/errors.js";
 import type { Digest } from "../base/hash.js";
 import { checkVersion } from "../base/validate.js";
-import type { NodeTable } from "./node.js";
+import type { NodeSource, NodeTable } from "./node.js";
 import type { VersionLog } from "./version-log.js";
 
 /** Reads the value of committed leaf `leaf` of table `t` (a store may keep values apart from nodes). */
 export type ValueOf = (t: NodeTable, leaf: number) => Uint8Array;
+
+/** What the working tree reads of the store under it. */
+export interface WorkingStore {
+  readonly src: NodeSource;
+  readonly valueOf: ValueOf;
+  /** True when the store needs the version's log on commit (and answers committed reads by key). */
+  readonly logsOps: boolean;
+  /** The tree's own copy of a value being set (a store packs them into shared chunks, base/value-arena.ts). */
+  copyValue(value: Uint8Array): Uint8Array;
+  /** The value of `key` in the last committed version (used when `logsOps`), in an array of the caller's own. */
+  committedValue(key: Uint8Array): Uint8Array | undefined;
+}
 
 /** What a store receives to persist one version. */
 export interface CommitInput {
