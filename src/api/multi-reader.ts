@@ -4,54 +4,22 @@
  * app-level proof of a store against it. Nothing here writes, takes the writer lock or holds a transaction.
  * @module
  */
-import { existsSync, readdirSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
-import { z } from "zod";
+import { existsSync } from "node:fs";
 import { IavlError } from "../base/errors.js";
 import { equalBytes, toHex } from "../base/bytes.js";
 import { parseOptions } from "../base/options.js";
 import { checkString, checkVersion } from "../base/validate.js";
-import type { ReadonlyTree } from "../tree/readonly-tree.js";
-import { STORE_FILE } from "../sqlite/connection.js";
+import type { CommitmentProof, ReadonlyTree } from "../tree/readonly-tree.js";
 import { MARKER_FILE, MarkerReader } from "../sqlite/commit-marker.js";
 import { ReadOnlyStore } from "../store/read/read-only-store.js";
 import { appProof } from "./app-proof.js";
 import { commitInfoHash } from "./commit-info.js";
-import { type CommitmentProof } from "../tree/readonly-tree.js";
+import { markerFile, multiStoreNames, plainStoreName, storeDir } from "./multi-folder.js";
+import { multiReadOptionsSchema, type MultiReadOptions } from "./multi-options.js";
 
-/** A store name: 1–64 of letters, digits, `_`, `-`, `.` (it names a folder). */
-export const storeNameSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "store names are 1–64 of A–Z a–z 0–9 _ . -");
-
-/** Options of {@link MultiReader.open} (`MultiTree.openReadOnly`). */
-export const multiReadOptionsSchema = z
-  .object({
-    /**
-     * The stores to serve (default: every store in the folder). The others are still read for the app hash and the
-     * app-level proofs, which cover every store.
-     */
-    stores: z
-      .array(storeNameSchema)
-      .min(1)
-      .refine((a) => new Set(a).size === a.length, "store names must be distinct")
-      .optional(),
-  })
-  .strict();
-
-/** Options of `MultiTree.openReadOnly`. */
-export type MultiReadOptions = z.input<typeof multiReadOptionsSchema>;
-
-/**
- * The names of the stores in multi-store folder `dir` (sorted), or undefined when `dir` is not a multi-store folder.
- */
-export function multiStoreNames(dir: string): string[] | undefined {
-  const stores = join(dir, "stores");
-  if (!existsSync(stores)) return undefined;
-  const names = readdirSync(stores, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(stores, e.name, STORE_FILE)))
-    .map((e) => e.name)
-    .sort();
-  return names.length > 0 ? names : undefined;
-}
+// The package entry (index.ts) exports these from here, beside the handle they are for.
+export { multiStoreNames } from "./multi-folder.js";
+export type { MultiReadOptions } from "./multi-options.js";
 
 /**
  * A read-only handle on a multi-store folder (`MultiTree.openReadOnly`) or on a plain store folder, whose one store
@@ -91,7 +59,7 @@ export class MultiReader {
     checkString(dir, "dir");
     const o = parseOptions(multiReadOptionsSchema, options);
     const multi = multiStoreNames(dir);
-    const names = multi ?? [basename(resolve(dir))];
+    const names = multi ?? [plainStoreName(dir)];
     const unknown = (o.stores ?? []).filter((n) => !names.includes(n));
     if (unknown.length > 0) {
       throw new IavlError("INVALID_OPTIONS", `invalid options: stores: ${dir} has no store ${unknown.join(", ")} (stores: ${names.join(", ")})`);
@@ -101,8 +69,8 @@ export class MultiReader {
     try {
       if (multi === undefined) all.set(names[0]!, ReadOnlyStore.open(dir));
       else {
-        for (const n of multi) all.set(n, ReadOnlyStore.open(join(dir, "stores", n)));
-        const file = join(dir, MARKER_FILE);
+        for (const n of multi) all.set(n, ReadOnlyStore.open(storeDir(dir, n)));
+        const file = markerFile(dir);
         if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} has stores but no commit marker (${MARKER_FILE})`);
         marker = MarkerReader.open(file);
       }
@@ -150,7 +118,7 @@ export class MultiReader {
   private addJoined(): void {
     for (const n of multiStoreNames(this.dir) ?? []) {
       if (this.all.has(n)) continue;
-      this.all.set(n, ReadOnlyStore.open(join(this.dir, "stores", n)));
+      this.all.set(n, ReadOnlyStore.open(storeDir(this.dir, n)));
       if (this.everyStore) this.served = [...this.served, n].sort();
     }
   }

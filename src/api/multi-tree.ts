@@ -4,45 +4,26 @@
  * store commits it and completed after all have, so that reopening after a crash knows exactly which version was
  * interrupted: stores that reached it are rolled back to the last whole version (or, when every store reached it,
  * the marker is completed). Nothing is ever deleted on a guess: a marker that is missing is rebuilt from the stores
- * when they agree, and stores that contradict the marker make `open` refuse, naming each store and its version.
- * A rollback of the folder ({@link MultiTree.rollback}) lowers the marker first, noting its target, then rolls back
- * the stores: reopening after a crash in between finishes it.
+ * when they agree, and stores that contradict the marker make `open` refuse, naming each store and its version
+ * (multi-recovery.ts). A rollback of the folder ({@link MultiTree.rollback}, multi-rollback.ts) lowers the marker
+ * first, noting its target, then rolls back the stores: reopening after a crash in between finishes it.
  * @module
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { z } from "zod";
-import { IavlError, isIavlError } from "../base/errors.js";
-import { equalBytes, toHex } from "../base/bytes.js";
+import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkObject, checkString, checkVersion } from "../base/validate.js";
-import { DEFAULT_BUSY_TIMEOUT_MS, STORE_FILE } from "../sqlite/connection.js";
-import { CommitMarker, MARKER_FILE, type MarkerState } from "../sqlite/commit-marker.js";
-import { rollbackStore } from "../sqlite/rollback.js";
-import { openStoreFolder, type OpenFolder } from "../store/folder.js";
+import type { CommitMarker } from "../sqlite/commit-marker.js";
 import type { PruneResult } from "../prune/pruner.js";
 import type { PruneOptions } from "./backend.js";
 import { commitInfoHash } from "./commit-info.js";
-import { MultiReader, multiStoreNames, storeNameSchema, type MultiReadOptions } from "./multi-reader.js";
-import { openOptionsSchema } from "./options.js";
-import { DiskBackend } from "./disk-backend.js";
-import { Tree } from "./tree.js";
+import { MultiReader } from "./multi-reader.js";
+import { multiOptionsSchema, type MultiReadOptions, type MultiTreeOptions } from "./multi-options.js";
+import { openFolder } from "./multi-recovery.js";
+import { rollbackFolder, type MultiRollback } from "./multi-rollback.js";
+import type { Tree } from "./tree.js";
 
-/** Options of {@link MultiTree.open}: the store names, and the options every store opens with. */
-export const multiOptionsSchema = openOptionsSchema
-  .extend({
-    /** Names of the stores (letters, digits, `_`, `-`, `.`), at least one, no duplicates. */
-    stores: z
-      .array(storeNameSchema)
-      .min(1)
-      .refine((a) => new Set(a).size === a.length, "store names must be distinct"),
-    // A version is whole only when the marker is written after every store's commit is on disk.
-    durability: z.enum(["normal", "full"]).default("normal"),
-  })
-  .strict();
-
-/** Options of {@link MultiTree.open}. */
-export type MultiTreeOptions = z.input<typeof multiOptionsSchema>;
+// The package entry (index.ts) exports the options' type from here, beside the class that takes them.
+export type { MultiTreeOptions } from "./multi-options.js";
 
 /** What {@link MultiTree.commit} returns. */
 export interface MultiCommitResult {
@@ -51,57 +32,6 @@ export interface MultiCommitResult {
   hashes: Map<string, Uint8Array>;
   /** The Cosmos SDK CommitInfo hash over the stores. */
   appHash: Uint8Array;
-}
-
-/** A rollback of a multi-store folder: what {@link MultiTree.rollback} did, or {@link planMultiRollback} would do. */
-export interface MultiRollback {
-  /** The version every store is (or would be) back at. */
-  version: number;
-  /** The app hash of {@link version}. */
-  appHash: Uint8Array;
-  /** Every store of the folder, sorted by name: its root hash at {@link version}, and the versions after it it held. */
-  stores: Array<{ name: string; hash: Uint8Array; removed: number[] }>;
-  /**
-   * False when there was nothing to do: no store held a later version and the commit marker already ended at
-   * {@link version}. True also when only the marker needed it (stores already rolled back one by one).
-   */
-  needed: boolean;
-}
-
-export { multiStoreNames } from "./multi-reader.js";
-
-/** The folder of store `name` in multi-store folder `dir`. */
-function storeDir(dir: string, name: string): string {
-  return join(dir, "stores", name);
-}
-
-/** The committed versions a store holds, with their root hashes (nothing when it has no store yet). */
-function storeVersions(path: string): Map<number, Uint8Array> {
-  if (!existsSync(join(path, STORE_FILE))) return new Map();
-  const r = Tree.openReadOnly(path);
-  try {
-    return new Map(r.versions().map((v) => [v, r.at(v).hash]));
-  } finally {
-    r.close();
-  }
-}
-
-/** The latest committed version of a store (0 when it has none, or no store yet). */
-function storeLatest(path: string): number {
-  if (!existsSync(join(path, STORE_FILE))) return 0;
-  const r = Tree.openReadOnly(path);
-  try {
-    return r.version;
-  } finally {
-    r.close();
-  }
-}
-
-/** The stores of multi-store folder `dir`; `NOT_A_STORE` when it is not one. */
-function folderStores(dir: string): string[] {
-  const names = multiStoreNames(dir);
-  if (names === undefined) throw new IavlError("NOT_A_STORE", `${dir} is not a multi-store folder (no store under ${join(dir, "stores")})`);
-  return names;
 }
 
 /** Several named IAVL trees committed together. */
@@ -121,32 +51,8 @@ export class MultiTree {
   static open(dir: string, options: MultiTreeOptions): MultiTree {
     checkString(dir, "dir");
     const o = parseOptions(multiOptionsSchema, options);
-    const { stores, ...storeOptions } = o;
-    mkdirSync(join(dir, "stores"), { recursive: true });
-    const names = [...stores].sort();
-    const held = new Map(names.map((n) => [n, storeVersions(storeDir(dir, n))]));
-    const latest = (n: string): number => Math.max(0, ...held.get(n)!.keys());
-    const marker = CommitMarker.open(join(dir, MARKER_FILE), o.durability);
-    const trees = new Map<string, Tree>();
-    try {
-      const { whole, rollbackTo, endsRollback } = recover(marker, names, held, latest);
-      const resolved = parseOptions(openOptionsSchema, { ...storeOptions, initialVersion: whole + 1 });
-      for (const name of names) {
-        const back = latest(name) > whole ? rollbackTo : undefined;
-        trees.set(name, new Tree({ backend: DiskBackend.open(storeDir(dir, name), resolved, back), initialVersion: whole + 1 }));
-      }
-      const pending = marker.state().pending;
-      if (pending !== undefined && pending > whole) marker.abandon(pending);
-      // An interrupted folder rollback is done once no store of the folder, opened here or not, is still ahead.
-      if (endsRollback && (multiStoreNames(dir) ?? []).every((n) => names.includes(n) || storeLatest(storeDir(dir, n)) <= whole)) {
-        marker.endRollback();
-      }
-      return new MultiTree(marker, trees, whole, o.keepEvery);
-    } catch (e) {
-      for (const t of trees.values()) t.close();
-      marker.close();
-      throw e;
-    }
+    const { marker, trees, whole } = openFolder(dir, o);
+    return new MultiTree(marker, trees, whole, o.keepEvery);
   }
 
   /**
@@ -173,30 +79,7 @@ export class MultiTree {
    * each case nothing is changed.
    */
   static rollback(dir: string, version: number): MultiRollback {
-    checkString(dir, "dir");
-    checkVersion(version);
-    const names = folderStores(dir);
-    const folders: OpenFolder[] = [];
-    try {
-      for (const n of names) {
-        folders.push(openStoreFolder(storeDir(dir, n), { shardSize: 1000, sync: "full", busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS }));
-      }
-      const marker = CommitMarker.open(join(dir, MARKER_FILE), "full");
-      try {
-        const { plan, rows } = planRollback(dir, version, names, marker);
-        marker.beginRollback(version, rows);
-        for (const f of folders) rollbackStore(f.db, version);
-        marker.endRollback();
-        return plan;
-      } finally {
-        marker.close();
-      }
-    } finally {
-      for (const f of folders) {
-        f.db.close();
-        f.lock.release();
-      }
-    }
+    return rollbackFolder(dir, version);
   }
 
   /** The store `name`. */
@@ -297,136 +180,4 @@ export class MultiTree {
       throw new IavlError("CORRUPT", `a commit failed part-way (${(this.failed as Error).message}); reopen to continue from the last whole version`);
     }
   }
-}
-
-/**
- * Decides, from the marker and the versions each store holds, which version is whole and what a store ahead of it
- * is rolled back to; completes or rebuilds the marker where the stores prove it. Throws `CORRUPT`, naming every
- * store and its version, when they cannot be reconciled without losing a version that was whole.
- */
-function recover(
-  marker: CommitMarker,
-  names: string[],
-  held: Map<string, Map<number, Uint8Array>>,
-  latest: (name: string) => number,
-): { whole: number; rollbackTo: number | undefined; endsRollback?: boolean } {
-  const state = marker.state();
-  const refuse: (why: string) => never = (why) => {
-    const each = names.map((n) => `${n} at ${latest(n)}`).join(", ");
-    throw new IavlError("CORRUPT", `${why}: stores ${each}; nothing was changed`);
-  };
-  // Stores with no version yet are new: they join at the next version.
-  const started = names.filter((n) => latest(n) > 0);
-  if (state.rollingBackTo !== undefined) {
-    // A folder rollback was interrupted: the marker already dropped what follows its target, the stores go after it.
-    const to = state.rollingBackTo;
-    if (started.some((n) => latest(n) < to)) refuse(`a rollback to version ${to} was interrupted, and stores are behind it`);
-    return { whole: to, rollbackTo: to, endsRollback: true };
-  }
-  if (state.empty) {
-    // A new multi-store, or one whose marker was lost: the stores must agree, and then they prove the marker.
-    const at = new Set(started.map(latest));
-    if (at.size > 1) refuse("the commit marker is missing and the stores are at different versions");
-    const whole = at.size === 0 ? 0 : [...at][0]!;
-    marker.rebuild(commonVersions(started, held));
-    return { whole, rollbackTo: undefined };
-  }
-  const { whole, pending } = state;
-  const ahead = started.filter((n) => latest(n) > whole);
-  const behind = started.filter((n) => latest(n) < whole);
-  if (behind.length > 0) refuse(`the stores must be at the last whole version ${whole}`);
-  if (ahead.length === 0) return { whole, rollbackTo: undefined };
-  // Only the version a crash interrupted may be ahead: anything else contradicts the marker.
-  if (pending !== whole + 1 || ahead.some((n) => latest(n) !== pending)) refuse(`the stores are ahead of the last whole version ${whole}`);
-  if (ahead.length === names.length) {
-    // Every store committed it: only the marker's completion was lost.
-    const rows = commonVersions(names, held).filter((r) => r.version === pending);
-    marker.rebuild(rows);
-    return { whole: pending, rollbackTo: undefined };
-  }
-  return { whole, rollbackTo: whole };
-}
-
-/** Marker rows for the versions every given store holds, app hashes computed from the stores' root hashes. */
-function commonVersions(names: string[], held: Map<string, Map<number, Uint8Array>>): Array<{ version: number; appHash: Uint8Array }> {
-  if (names.length === 0) return [];
-  const first = held.get(names[0]!)!;
-  const rows: Array<{ version: number; appHash: Uint8Array }> = [];
-  for (const v of first.keys()) {
-    if (!names.every((n) => held.get(n)!.has(v))) continue;
-    rows.push({ version: v, appHash: commitInfoHash(new Map(names.map((n) => [n, held.get(n)!.get(v)!]))) });
-  }
-  return rows;
-}
-
-/**
- * What rolling back multi-store folder `dir` to `version` would delete, checked as {@link MultiTree.rollback} checks
- * it (the same errors), without changing anything and without taking any lock.
- */
-export function planMultiRollback(dir: string, version: number): MultiRollback {
-  checkString(dir, "dir");
-  checkVersion(version);
-  const names = folderStores(dir);
-  const file = join(dir, MARKER_FILE);
-  // A lost marker is rebuilt by the rollback: plan it as an empty one.
-  const marker = existsSync(file) ? CommitMarker.open(file, "normal", true) : undefined;
-  try {
-    return planRollback(dir, version, names, marker).plan;
-  } finally {
-    marker?.close();
-  }
-}
-
-/**
- * Checks a rollback of the folder to `version` against the marker and the stores, and gives what goes and the marker
- * rows the target needs (all common versions up to it when the marker was lost, else its own row when missing).
- */
-function planRollback(
-  dir: string,
-  version: number,
-  names: string[],
-  marker: CommitMarker | undefined,
-): { plan: MultiRollback; rows: Array<{ version: number; appHash: Uint8Array }> } {
-  const state: MarkerState = marker?.state() ?? { whole: 0, pending: undefined, empty: true, rollingBackTo: undefined };
-  if (!state.empty && version > state.whole) {
-    throw new IavlError("VERSION_NOT_FOUND", `cannot roll back ${dir} to version ${version}: the last version whole in every store is ${state.whole}`);
-  }
-  const held = new Map(names.map((n) => [n, storeVersions(storeDir(dir, n))]));
-  for (const n of names) {
-    if (held.get(n)!.has(version)) continue;
-    // The store says why (pruned, or never committed).
-    let why = `it holds no version ${version}`;
-    let pruned = false;
-    const r = Tree.openReadOnly(storeDir(dir, n));
-    try {
-      r.at(version);
-    } catch (e) {
-      if (!isIavlError(e, "VERSION_PRUNED") && !isIavlError(e, "VERSION_NOT_FOUND")) throw e;
-      [pruned, why] = [e.code === "VERSION_PRUNED", e.message];
-    } finally {
-      r.close();
-    }
-    throw new IavlError(pruned ? "VERSION_PRUNED" : "VERSION_NOT_FOUND", `cannot roll back ${dir} to version ${version}: store ${n}: ${why}; nothing was changed`);
-  }
-  const hashes = new Map(names.map((n) => [n, held.get(n)!.get(version)!]));
-  const appHash = commitInfoHash(hashes);
-  const recorded = marker?.appHashAt(version);
-  if (recorded !== undefined && !equalBytes(recorded, appHash)) {
-    throw new IavlError(
-      "CORRUPT",
-      `cannot roll back ${dir} to version ${version}: the stores' root hashes give app hash ${toHex(appHash)}, the commit marker recorded ${toHex(recorded)}; nothing was changed`,
-    );
-  }
-  const rows = state.empty
-    ? commonVersions(names, held).filter((r) => r.version <= version)
-    : recorded === undefined
-      ? [{ version, appHash }]
-      : [];
-  const stores = names.map((name) => ({
-    name,
-    hash: hashes.get(name)!,
-    removed: [...held.get(name)!.keys()].filter((v) => v > version).sort((a, b) => a - b),
-  }));
-  const needed = rows.length > 0 || state.whole !== version || state.pending !== undefined || state.rollingBackTo !== undefined || stores.some((s) => s.removed.length > 0);
-  return { plan: { version, appHash, stores, needed }, rows };
 }

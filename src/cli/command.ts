@@ -12,7 +12,7 @@
  */
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { multiStoreNames } from "../api/multi-tree.js";
+import { multiStoreNames } from "../api/multi-folder.js";
 import { captureJson, capturedJson, globals, out, outJson, UsageError } from "./format.js";
 
 /** A global option; each command lists those it uses. */

@@ -7,7 +7,8 @@
 import type { Command } from "commander";
 import { IavlError, isIavlError } from "../base/errors.js";
 import { toHex } from "../base/bytes.js";
-import { MultiTree, planMultiRollback, type MultiRollback } from "../api/multi-tree.js";
+import { MultiTree } from "../api/multi-tree.js";
+import { planMultiRollback, type MultiRollback } from "../api/multi-rollback.js";
 import { Tree } from "../api/tree.js";
 import { action, folderOf, type Folder } from "./command.js";
 import { globals, note, out, outJson, UsageError, versionArg } from "./format.js";

@@ -13,7 +13,8 @@
  * @module
  */
 import type { Command } from "commander";
-import { serveOptionsSchema, startServer } from "../serve/server.js";
+import { startServer } from "../serve/server.js";
+import { serveOptionsSchema } from "../serve/serve-options.js";
 import { action, folderOf } from "./command.js";
 import { intArgOf, out, UsageError } from "./format.js";
 

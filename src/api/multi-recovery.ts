@@ -1,0 +1,103 @@
+/**
+ * Opening a multi-store folder for writing: what a crash or an interrupted folder rollback left is reconciled with
+ * the commit marker before any store opens. Stores that reached an interrupted version are rolled back to the last
+ * whole one (or, when every store reached it, the marker is completed); a lost marker is rebuilt from the stores when
+ * they agree; anything else is refused, naming each store and its version, since nothing is deleted on a guess.
+ * @module
+ */
+import { mkdirSync } from "node:fs";
+import { IavlError } from "../base/errors.js";
+import { CommitMarker } from "../sqlite/commit-marker.js";
+import { DiskBackend } from "./disk-backend.js";
+import { markerFile, multiStoreNames, storeDir, storesDir } from "./multi-folder.js";
+import { storeOpenOptions, type ResolvedMultiOptions } from "./multi-options.js";
+import { commonVersions, storeLatest, storeVersions } from "./multi-versions.js";
+import { Tree } from "./tree.js";
+
+/** A multi-store folder opened and recovered: its marker, a tree per store, and the last version whole in all. */
+export interface OpenedFolder {
+  marker: CommitMarker;
+  /** The stores, by name, in name order. */
+  trees: Map<string, Tree>;
+  whole: number;
+}
+
+/**
+ * Opens (or creates) the stores `o.stores` of multi-store folder `dir` and its commit marker, recovered to the last
+ * whole version. Throws `CORRUPT` when the stores and the marker cannot be reconciled; then nothing stays open.
+ */
+export function openFolder(dir: string, o: ResolvedMultiOptions): OpenedFolder {
+  mkdirSync(storesDir(dir), { recursive: true });
+  const names = [...o.stores].sort();
+  const held = new Map(names.map((n) => [n, storeVersions(storeDir(dir, n))]));
+  const latest = (n: string): number => Math.max(0, ...held.get(n)!.keys());
+  const marker = CommitMarker.open(markerFile(dir), o.durability);
+  const trees = new Map<string, Tree>();
+  try {
+    const { whole, rollbackTo, endsRollback } = recover(marker, names, held, latest);
+    const resolved = storeOpenOptions(o, whole + 1);
+    for (const name of names) {
+      const back = latest(name) > whole ? rollbackTo : undefined;
+      trees.set(name, new Tree({ backend: DiskBackend.open(storeDir(dir, name), resolved, back), initialVersion: whole + 1 }));
+    }
+    const pending = marker.state().pending;
+    if (pending !== undefined && pending > whole) marker.abandon(pending);
+    // An interrupted folder rollback is done once no store of the folder, opened here or not, is still ahead.
+    if (endsRollback && (multiStoreNames(dir) ?? []).every((n) => names.includes(n) || storeLatest(storeDir(dir, n)) <= whole)) {
+      marker.endRollback();
+    }
+    return { marker, trees, whole };
+  } catch (e) {
+    for (const t of trees.values()) t.close();
+    marker.close();
+    throw e;
+  }
+}
+
+/**
+ * Decides, from the marker and the versions each store holds, which version is whole and what a store ahead of it
+ * is rolled back to; completes or rebuilds the marker where the stores prove it. Throws `CORRUPT`, naming every
+ * store and its version, when they cannot be reconciled without losing a version that was whole.
+ */
+function recover(
+  marker: CommitMarker,
+  names: string[],
+  held: Map<string, Map<number, Uint8Array>>,
+  latest: (name: string) => number,
+): { whole: number; rollbackTo: number | undefined; endsRollback?: boolean } {
+  const state = marker.state();
+  const refuse: (why: string) => never = (why) => {
+    const each = names.map((n) => `${n} at ${latest(n)}`).join(", ");
+    throw new IavlError("CORRUPT", `${why}: stores ${each}; nothing was changed`);
+  };
+  // Stores with no version yet are new: they join at the next version.
+  const started = names.filter((n) => latest(n) > 0);
+  if (state.rollingBackTo !== undefined) {
+    // A folder rollback was interrupted: the marker already dropped what follows its target, the stores go after it.
+    const to = state.rollingBackTo;
+    if (started.some((n) => latest(n) < to)) refuse(`a rollback to version ${to} was interrupted, and stores are behind it`);
+    return { whole: to, rollbackTo: to, endsRollback: true };
+  }
+  if (state.empty) {
+    // A new multi-store, or one whose marker was lost: the stores must agree, and then they prove the marker.
+    const at = new Set(started.map(latest));
+    if (at.size > 1) refuse("the commit marker is missing and the stores are at different versions");
+    const whole = at.size === 0 ? 0 : [...at][0]!;
+    marker.rebuild(commonVersions(started, held));
+    return { whole, rollbackTo: undefined };
+  }
+  const { whole, pending } = state;
+  const ahead = started.filter((n) => latest(n) > whole);
+  const behind = started.filter((n) => latest(n) < whole);
+  if (behind.length > 0) refuse(`the stores must be at the last whole version ${whole}`);
+  if (ahead.length === 0) return { whole, rollbackTo: undefined };
+  // Only the version a crash interrupted may be ahead: anything else contradicts the marker.
+  if (pending !== whole + 1 || ahead.some((n) => latest(n) !== pending)) refuse(`the stores are ahead of the last whole version ${whole}`);
+  if (ahead.length === names.length) {
+    // Every store committed it: only the marker's completion was lost.
+    const rows = commonVersions(names, held).filter((r) => r.version === pending);
+    marker.rebuild(rows);
+    return { whole: pending, rollbackTo: undefined };
+  }
+  return { whole, rollbackTo: whole };
+}

@@ -1,0 +1,50 @@
+/**
+ * What the stores of a multi-store folder hold, read from the stores themselves: each one's versions and root hashes,
+ * and the commit marker's rows those prove. Recovery on open and a folder rollback both check the marker against it.
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { STORE_FILE } from "../sqlite/connection.js";
+import { commitInfoHash } from "./commit-info.js";
+import { Tree } from "./tree.js";
+
+/** A marker row: a version whole in every store, and its app hash. */
+export interface MarkerRow {
+  version: number;
+  appHash: Uint8Array;
+}
+
+/** The committed versions a store holds, with their root hashes (nothing when it has no store yet). */
+export function storeVersions(path: string): Map<number, Uint8Array> {
+  if (!existsSync(join(path, STORE_FILE))) return new Map();
+  const r = Tree.openReadOnly(path);
+  try {
+    return new Map(r.versions().map((v) => [v, r.at(v).hash]));
+  } finally {
+    r.close();
+  }
+}
+
+/** The latest committed version of a store (0 when it has none, or no store yet). */
+export function storeLatest(path: string): number {
+  if (!existsSync(join(path, STORE_FILE))) return 0;
+  const r = Tree.openReadOnly(path);
+  try {
+    return r.version;
+  } finally {
+    r.close();
+  }
+}
+
+/** Marker rows for the versions every given store holds, app hashes computed from the stores' root hashes. */
+export function commonVersions(names: string[], held: Map<string, Map<number, Uint8Array>>): MarkerRow[] {
+  if (names.length === 0) return [];
+  const first = held.get(names[0]!)!;
+  const rows: MarkerRow[] = [];
+  for (const v of first.keys()) {
+    if (!names.every((n) => held.get(n)!.has(v))) continue;
+    rows.push({ version: v, appHash: commitInfoHash(new Map(names.map((n) => [n, held.get(n)!.get(v)!]))) });
+  }
+  return rows;
+}

@@ -1,0 +1,62 @@
+/**
+ * The fastify app under the query service, before any route: its HTTP server and bounds, and how errors, unknown
+ * routes and unread bodies are answered, all in the API's error shape.
+ * @module
+ */
+import type { AddressInfo } from "node:net";
+import Fastify, { type FastifyInstance } from "fastify";
+import { clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./below-routes.js";
+import { DrainingServer } from "./draining-server.js";
+import { ApiError, httpError } from "./errors.js";
+import type { Metrics } from "./metrics.js";
+import { bodyLimitFor, maxHeaderBytesFor, type ResolvedServeOptions } from "./serve-options.js";
+
+/** A fastify app with no route yet, bounded by `o`, counting what is answered below the routes in `metrics`. */
+export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInstance {
+  const maxHeaderBytes = maxHeaderBytesFor(o.maxKeyBytes);
+  const app = Fastify({
+    logger: false,
+    // Time to receive the body and answer, from the headers on: a body not whole by then is a 408 (errorHandler).
+    handlerTimeout: o.requestTimeoutMs,
+    serverFactory: (handler) => {
+      const server = new DrainingServer({
+        maxHeaderSize: maxHeaderBytes,
+        headersTimeout: o.requestTimeoutMs,
+        // Only a backstop: handlerTimeout answers a stalled body first, from the request's own context.
+        requestTimeout: 2 * o.requestTimeoutMs,
+        // How often Node looks for requests past those times (its default, 30 s, would let them wait that long).
+        connectionsCheckingInterval: Math.min(1_000, o.requestTimeoutMs),
+      }, handler);
+      server.keepAliveTimeout = 72_000;
+      return server;
+    },
+    clientErrorHandler: clientErrorHandler(metrics, maxHeaderBytes, o.requestTimeoutMs),
+    frameworkErrors: frameworkErrorHandler(metrics),
+    forceCloseConnections: "idle",
+    bodyLimit: bodyLimitFor(o.maxKeyBytes),
+    return503OnClosing: true,
+  });
+  app.setErrorHandler((e, req, reply) => {
+    // Time ran out with the body still arriving: a client that stalls, not a fault of the server.
+    const stalled = (e as { code?: unknown }).code === "FST_ERR_HANDLER_TIMEOUT" && !req.raw.complete;
+    const { status, body } = httpError(stalled ? new ApiError(408, "REQUEST_TIMEOUT", `the request's body did not arrive within ${o.requestTimeoutMs} ms`) : e);
+    if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
+    return reply.code(status).send(body);
+  });
+  // A callback, not an async hook: it runs for every answer, and needs no promise.
+  app.addHook("onSend", (req, reply, payload, done) => {
+    closeIfUnread(req, reply);
+    done(null, payload);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({ error: { code: "NOT_FOUND", message: `no route ${req.method} ${req.url.split("?")[0]!.slice(0, 200)}` } }),
+  );
+  return app;
+}
+
+/** `host:port` the app listens on (IPv6 hosts in brackets); "unbound" before it listens. */
+export function listenAddress(app: FastifyInstance): string {
+  const a = app.server.address() as AddressInfo | null;
+  if (a === null) return "unbound";
+  return a.family === "IPv6" ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
+}

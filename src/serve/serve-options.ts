@@ -1,0 +1,78 @@
+/**
+ * Options of the query service and the bounds they set on every request: keys, range pages, change streams, headers
+ * and bodies, and time.
+ * @module
+ */
+import { z } from "zod";
+import { parseOptions } from "../base/options.js";
+import { storeNameSchema } from "../api/multi-options.js";
+import type { Limits } from "./queries.js";
+
+/** The most pairs a range page may ask for (`limit`). */
+export const MAX_RANGE_LIMIT = 1000;
+
+/** The most versions one `GET /v1/changes` may span (`to − from + 1`). */
+export const MAX_CHANGES_SPAN = 1000;
+
+/** Options of `createServer` and `startServer`. */
+export const serveOptionsSchema = z
+  .object({
+    /** Address to listen on; default 127.0.0.1 (this machine only). */
+    host: z.string().min(1).default("127.0.0.1"),
+    /** Port; 0 picks a free one. Default 26680. */
+    port: z.number().int().min(0).max(65535).default(26680),
+    /** Serve only these stores of a multi-store folder (default: all). */
+    stores: z.array(storeNameSchema).min(1).optional(),
+    /**
+     * How old the known latest version may get before a request looks for a newer one, ms; a request naming a newer
+     * height always looks. 0: every request looks. Default 20.
+     */
+    refreshMs: z.number().int().min(0).max(60_000).default(20),
+    /** Longest key or range bound accepted, bytes. Default 64 KiB. */
+    maxKeyBytes: z.number().int().min(1).max(1 << 20).default(65_536),
+    /** Key and value bytes after which a range page ends early, with `next` set. Default 4 MiB. */
+    rangeBytes: z.number().int().min(1).max(256 * 2 ** 20).default(4 * 2 ** 20),
+    /**
+     * Time to receive a request, and to answer it, ms: headers or a body not received by then get one 408 and the
+     * connection is closed; a range page ends early at half of it. Default 10 s.
+     */
+    requestTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+  })
+  .strict();
+
+/** Options of `startServer`. */
+export type ServeOptions = z.input<typeof serveOptionsSchema>;
+
+/** Options of the service, with defaults filled in. */
+export type ResolvedServeOptions = z.output<typeof serveOptionsSchema>;
+
+/** Checks `options` and fills in the defaults; `INVALID_OPTIONS` names a bad field and its rule. */
+export function parseServeOptions(options: ServeOptions | undefined): ResolvedServeOptions {
+  return parseOptions(serveOptionsSchema, options);
+}
+
+/** The bounds the routes hold each request to. */
+export function limitsOf(o: ResolvedServeOptions): Limits {
+  return {
+    maxKeyBytes: o.maxKeyBytes,
+    maxRangeLimit: MAX_RANGE_LIMIT,
+    rangeBytes: o.rangeBytes,
+    // Half the time to answer: the page ends early with `next`, and still has time to be sent.
+    rangeMs: o.requestTimeoutMs / 2,
+    maxChangesSpan: MAX_CHANGES_SPAN,
+  };
+}
+
+/**
+ * The most bytes of request line and headers accepted for keys of at most `maxKeyBytes`: a key is twice its bytes in
+ * hex, and a range has two bounds. Room for keys of up to 4× the limit, so that one over it still reaches its route
+ * and gets 400 INVALID_ARGUMENT; more gets 431 HEADERS_TOO_LARGE.
+ */
+export function maxHeaderBytesFor(maxKeyBytes: number): number {
+  return 8 * maxKeyBytes + 16_384;
+}
+
+/** The most bytes of a request body (JSON-RPC): a batch of keys at the limit, no more. */
+export function bodyLimitFor(maxKeyBytes: number): number {
+  return 8 * maxKeyBytes + 65_536;
+}
