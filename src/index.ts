@@ -22,7 +22,9 @@ export {
   type SnapshotItem,
   type DecodeLimits,
 } from "./sync/wire.js";
-export { MultiTree, type MultiTreeOptions, type MultiCommitResult } from "./api/multi-tree.js";
+export { MultiTree, type MultiCommitResult } from "./api/multi-tree.js";
+export type { MultiTreeOptions, MultiReadOptions } from "./api/multi-options.js";
 export { commitInfoHash } from "./api/commit-info.js";
-export { MultiReader, multiStoreNames, type MultiReadOptions } from "./api/multi-reader.js";
+export { MultiReader } from "./api/multi-reader.js";
+export { multiStoreNames } from "./api/multi-folder.js";
 export { appProof } from "./api/app-proof.js";

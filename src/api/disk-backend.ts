@@ -78,8 +78,8 @@ export class DiskBackend implements Backend {
     return this.set.src;
   }
 
-  get valueOf(): WorkingSet["valueOf"] {
-    return this.set.valueOf;
+  get valueOf(): WorkingSet["views"]["valueOf"] {
+    return this.set.views.valueOf;
   }
 
   get opened(): Latest {
@@ -100,15 +100,15 @@ export class DiskBackend implements Backend {
   }
 
   view(version: number, alive: () => void): ReadonlyTree {
-    return this.set.view(version, alive);
+    return this.set.views.view(version, alive);
   }
 
   changes(version: number, alive: () => void): Iterable<KeyChange> {
-    return this.set.changes(version, alive);
+    return this.set.views.changes(version, alive);
   }
 
   versions(): number[] {
-    return this.set.versions();
+    return this.set.views.versions();
   }
 
   async flush(): Promise<void> {

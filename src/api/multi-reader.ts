@@ -17,10 +17,6 @@ import { commitInfoHash } from "./commit-info.js";
 import { markerFile, multiStoreNames, plainStoreName, storeDir } from "./multi-folder.js";
 import { multiReadOptionsSchema, type MultiReadOptions } from "./multi-options.js";
 
-// The package entry (index.ts) exports these from here, beside the handle they are for.
-export { multiStoreNames } from "./multi-folder.js";
-export type { MultiReadOptions } from "./multi-options.js";
-
 /**
  * A read-only handle on a multi-store folder (`MultiTree.openReadOnly`) or on a plain store folder, whose one store
  * is named after the folder. Versions move only on {@link refresh}, to the newest version that every store and the

@@ -22,9 +22,6 @@ import { openFolder } from "./multi-recovery.js";
 import { rollbackFolder, type MultiRollback } from "./multi-rollback.js";
 import type { Tree } from "./tree.js";
 
-// The package entry (index.ts) exports the options' type from here, beside the class that takes them.
-export type { MultiTreeOptions } from "./multi-options.js";
-
 /** What {@link MultiTree.commit} returns. */
 export interface MultiCommitResult {
   version: number;

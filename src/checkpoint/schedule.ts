@@ -3,6 +3,8 @@
  * whole after the versions around it go), and at the next commit once eviction found the resident nodes mostly dirty.
  * @module
  */
+import type { VersionReader } from "../sqlite/version-reader.js";
+import { replayStart } from "./replay-start.js";
 
 /** The checkpoint schedule of one writer. */
 export class CheckpointSchedule {
@@ -15,6 +17,12 @@ export class CheckpointSchedule {
     /** The last checkpoint written (0: none). */
     private last: number,
   ) {}
+
+  /** The schedule of a store reopened at `latest` (0: none): it goes on from the checkpoint replays start from. */
+  static resume(versions: VersionReader, latest: number, interval: number, snapshotEvery: number | undefined): CheckpointSchedule {
+    const last = latest === 0 ? 0 : (replayStart(versions, latest).base?.version ?? 0);
+    return new CheckpointSchedule(interval, snapshotEvery, last);
+  }
 
   /** True when committing `version` must write a checkpoint. */
   due(version: number): boolean {

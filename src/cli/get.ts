@@ -9,11 +9,10 @@ import type { Command } from "commander";
 import { IavlError } from "../base/errors.js";
 import { toHex } from "../base/bytes.js";
 import { MultiTree } from "../api/multi-tree.js";
-import type { ReadonlyTree } from "../tree/readonly-tree.js";
+import type { CommitmentProof, ReadonlyTree } from "../tree/readonly-tree.js";
 import { action, folderOf, type Folder } from "./command.js";
 import { bytesJson, bytesMode, bytesText, globals, note, out, outJson, parseBytes, versionArg, type BytesMode, type GlobalOptions } from "./format.js";
 import { pickVersion, withReader } from "./store.js";
-import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 interface GetOptions {
   version?: number;

@@ -65,3 +65,17 @@ export function openStoreFolder(dir: string, o: FolderOptions): OpenFolder {
     throw e;
   }
 }
+
+/** Opens the store in `dir` for reading only, never writing; throws `NOT_A_STORE` when there is none. */
+export function openFolderReadOnly(dir: string): Connection {
+  const file = join(dir, STORE_FILE);
+  if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store`);
+  const db = openReader(file);
+  try {
+    checkSchema(db, file, true);
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}

@@ -4,7 +4,7 @@
  * @module
  */
 import { compareLatin1, type ByteString } from "../base/bytes.js";
-import { EMPTY_DIGEST, sha256, type Digest } from "../base/hash.js";
+import { digestBytes, EMPTY_DIGEST, sha256, type Digest } from "../base/hash.js";
 import { NONE, type NodeTable } from "./node-table.js";
 
 export { keyPrefix, NONE, NodeTable } from "./node-table.js";
@@ -87,4 +87,9 @@ export function rootDigest(src: NodeSource, root: number): Digest {
   if (root === NONE) return EMPTY_DIGEST;
   hashNode(src, root);
   return src.t.digest(root);
+}
+
+/** {@link rootDigest} as the 32 bytes a caller may keep. */
+export function rootHash(src: NodeSource, root: number): Uint8Array {
+  return digestBytes(rootDigest(src, root));
 }

@@ -6,16 +6,14 @@ import { IavlError } from "../base/errors.js";
 import { auditVersion, type StoredNode } from "./audit.js";
 import { exportItem, exportNodes, postOrder, STILL } from "./export-walk.js";
 import type { ExportNode } from "./export-node.js";
-import { digestBytes } from "../base/hash.js";
 import { iterateLeaves } from "./iterate.js";
-import { hashNode, NONE, rootDigest, type NodeSource } from "./node.js";
+import { hashNode, NONE, rootDigest, rootHash, type NodeSource } from "./node.js";
 import { createProof } from "./proof.js";
 import { findLeaf } from "./read.js";
-import type { ReadonlyTree } from "./readonly-tree.js";
+import type { AuditOptions, AuditReport, CommitmentProof, IterateOptions, ReadonlyTree } from "./readonly-tree.js";
 import { checkIterateOptions, checkKey } from "../base/validate.js";
 import { latin1, latin1Bytes } from "../base/bytes.js";
 import type { ValueOf } from "./store-contract.js";
-import { type AuditOptions, type AuditReport, type CommitmentProof, type IterateOptions } from "./readonly-tree.js";
 
 /** Reads of one committed root held by a node source. */
 export class RootView implements ReadonlyTree {
@@ -34,7 +32,7 @@ export class RootView implements ReadonlyTree {
 
   get hash(): Uint8Array {
     this.guard();
-    return digestBytes(rootDigest(this.src, this.tree));
+    return rootHash(this.src, this.tree);
   }
 
   get size(): number {

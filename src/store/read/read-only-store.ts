@@ -3,20 +3,18 @@
  * between statements (so the writer's WAL is never pinned), and a version that moves only on `refresh()`.
  * @module
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { IavlError } from "../../base/errors.js";
 import { EMPTY_HASH } from "../../base/hash.js";
 import { checkIterateOptions, checkVersion } from "../../base/validate.js";
 import type { ExportNode } from "../../tree/export-node.js";
-import type { ReadonlyTree } from "../../tree/readonly-tree.js";
-import { openReader, STORE_FILE, type Connection } from "../../sqlite/connection.js";
-import { checkSchema } from "../../sqlite/migrate.js";
+import type { AuditOptions, AuditReport, CommitmentProof, IterateOptions, ReadonlyTree } from "../../tree/readonly-tree.js";
+import type { Connection } from "../../sqlite/connection.js";
+import { openFolderReadOnly } from "../folder.js";
 import { StoreReader } from "../../sqlite/store-reader.js";
 import { RebuiltTrees } from "./rebuild.js";
-import { startRead, VersionView, type ReadStart } from "./version-view.js";
+import { VersionView } from "./version-view.js";
+import { startRead, VersionRead, type ReadStart } from "./version-read.js";
 import { type VersionChange, checkVersionRange } from "../../tree/store-contract.js";
-import { type AuditOptions, type AuditReport, type CommitmentProof, type IterateOptions } from "../../tree/readonly-tree.js";
 
 /**
  * Reads of a store that another process (or this one) writes. Every read sees one committed version whole, or
@@ -39,11 +37,8 @@ export class ReadOnlyStore implements ReadonlyTree {
 
   /** Opens the store in `dir` read-only; throws `NOT_A_STORE` when there is none. */
   static open(dir: string): ReadOnlyStore {
-    const file = join(dir, STORE_FILE);
-    if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store`);
-    const db = openReader(file);
+    const db = openFolderReadOnly(dir);
     try {
-      checkSchema(db, file, true);
       return new ReadOnlyStore(db);
     } catch (e) {
       db.close();
@@ -183,7 +178,7 @@ export class ReadOnlyStore implements ReadonlyTree {
   }
 
   private view(start: ReadStart): VersionView {
-    return new VersionView(this.store, start, () => this.trees.tree(start.row), () => this.open());
+    return new VersionView(new VersionRead(this.store, start, () => this.open()), () => this.trees.tree(start.row));
   }
 
   private open(): void {

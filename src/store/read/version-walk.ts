@@ -12,7 +12,10 @@ import type { StoredNode } from "../../tree/audit.js";
 import { NONE, type NodeTable } from "../../tree/node.js";
 import type { BranchLinks, BranchRow } from "../../sqlite/rows.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
-import type { LeafSource } from "./leaf-stream.js";
+import { leafSource, type LeafSource } from "./leaf-stream.js";
+import { pinnedWalk } from "../../tree/node-table.js";
+import type { VersionTree } from "./rebuild.js";
+import type { VersionRead } from "./version-read.js";
 import { leafRowId, memorySeq } from "../../sqlite/node-rows.js";
 
 /** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
@@ -186,4 +189,25 @@ function inMemoryForm<T extends BranchLinks>(b: T): T {
   b.leftSeq = memorySeq(b.leftSeq);
   b.rightSeq = memorySeq(b.rightSeq);
   return b;
+}
+
+/**
+ * The nodes of the version `v` reads, in post-order, over its tree `tree`, in batches, each batch's reads checked
+ * whole. The tree's table is pinned while the walk is open: the part of the tree not yet stored is walked in memory,
+ * and its owner may go on committing meanwhile.
+ */
+export function walkStored(v: VersionRead, tree: VersionTree, withHashes: boolean): IterableIterator<StoredNode> {
+  return pinnedWalk(tree.src.t, () => walkTree(v, tree, withHashes));
+}
+
+function* walkTree(v: VersionRead, { root, src }: VersionTree, withHashes: boolean): Generator<StoredNode> {
+  const leaves = leafSource(v.store, v.store.db.name, v.row.version, v.since, v.row.size, v.run);
+  try {
+    for (const batch of walkVersion(src.t, root, v.store, leaves, v.run, withHashes)) {
+      v.alive();
+      yield* batch;
+    }
+  } finally {
+    leaves.close();
+  }
 }

@@ -6,18 +6,15 @@
  */
 import type { IavlError } from "../../base/errors.js";
 import { NONE } from "../../tree/node.js";
-import type { ReadonlyTree } from "../../tree/readonly-tree.js";
-import type { CommitInput, KeyChange, Latest, ValueOf } from "../../tree/store-contract.js";
-import type { VersionRow } from "../../sqlite/rows.js";
+import type { CommitInput, Latest } from "../../tree/store-contract.js";
 import type { Connection } from "../../sqlite/connection.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
-import { replayStart } from "../../checkpoint/replay-start.js";
 import { NodeLoader } from "../node-loader.js";
-import { RebuiltTrees, rebuildVersion, type VersionTree } from "../read/rebuild.js";
-import { startRead, storedValue, VersionView } from "../read/version-view.js";
+import { rebuildVersion } from "../read/rebuild.js";
 import { MemoryBudget } from "./memory-budget.js";
 import { VersionWriter } from "./version-writer.js";
+import { WriterViews } from "./writer-views.js";
 
 /** How a working set writes and how much memory it may use. */
 export interface WorkingSetOptions {
@@ -35,12 +32,12 @@ export interface WorkingSetOptions {
 /** The working set of one writer over its store file. */
 export class WorkingSet {
   readonly src: NodeLoader;
-  readonly valueOf: ValueOf;
   /** The last committed version at open (0 for none) and its root. */
   readonly opened: Latest;
+  /** Reads of the committed versions. */
+  readonly views: WriterViews;
   /** The last committed version, whose tree is the live one. */
   private live: Latest;
-  private readonly trees: RebuiltTrees;
   private readonly schedule: CheckpointSchedule;
   private readonly budget: MemoryBudget;
   private readonly writer: VersionWriter;
@@ -50,15 +47,12 @@ export class WorkingSet {
     const store = (this.store = new StoreWriter(db));
     const read = store.read;
     this.src = new NodeLoader(read);
-    this.trees = new RebuiltTrees(read);
-    this.valueOf = storedValue(read);
     // Reopen: the last checkpoint, then the log since, checked against the stored root hash.
     const latest = read.versions.latest();
     const root = latest === undefined ? NONE : rebuildVersion(read, this.src, latest);
     this.opened = { version: latest?.version ?? 0, root };
     this.live = this.opened;
-    const lastCheckpoint = latest === undefined ? 0 : (replayStart(read.versions, latest.version).base?.version ?? 0);
-    this.schedule = new CheckpointSchedule(options.checkpointInterval, options.snapshotEvery, lastCheckpoint);
+    this.schedule = CheckpointSchedule.resume(read.versions, this.opened.version, options.checkpointInterval, options.snapshotEvery);
     this.budget = new MemoryBudget(options.memoryBudgetMiB, root === NONE ? 0 : this.src.t.size(root));
     this.writer = new VersionWriter(store, file, this.src.t, this.opened.version, {
       asyncQueue: options.asyncQueue,
@@ -66,6 +60,7 @@ export class WorkingSet {
       inFlightBytes: (options.memoryBudgetMiB * 2 ** 20) / 4,
       busyTimeoutMs: options.busyTimeoutMs,
     });
+    this.views = new WriterViews(read, this.src, this.writer.queue, () => this.live);
   }
 
   /** The tree's own copy of a value being set: valid until its version is written, when leaves drop their values. */
@@ -98,40 +93,6 @@ export class WorkingSet {
     if (over && this.writer.landed(c.version) && this.budget.evict(t, c.root)) this.schedule.askNext();
   }
 
-  /** The net changes that made committed `version`, in key order. */
-  changes(version: number, alive: () => void): Iterable<KeyChange> {
-    return this.openView(version, alive).changes();
-  }
-
-  /** A view of committed `version`. */
-  view(version: number, alive: () => void): ReadonlyTree {
-    return this.openView(version, alive);
-  }
-
-  private openView(version: number, alive: () => void): VersionView {
-    const queue = this.writer.queue;
-    if (queue !== undefined && version > queue.durable) queue.waitFor(version);
-    const start = startRead(this.store.read, version);
-    return new VersionView(this.store.read, start, () => this.treeAt(start.row), alive);
-  }
-
-  /**
-   * The tree of a committed version, asked for at each read that needs it: the live one while the version is the
-   * latest, else one rebuilt from the checkpoint before it (the live tree's nodes of older versions are freed).
-   */
-  private treeAt(row: VersionRow): VersionTree {
-    if (row.version === this.live.version) return { root: this.live.root, src: this.src };
-    return this.trees.tree(row);
-  }
-
-  /** Committed versions still readable, oldest first (those still in flight to the writer thread too). */
-  versions(): number[] {
-    // In flight first: a version landing between the two reads is then seen by at least one of them.
-    const inFlight = this.writer.queue?.inFlight() ?? [];
-    const stored = this.store.read.versions.list();
-    return [...stored, ...inFlight.filter((v) => v > (stored[stored.length - 1] ?? 0))];
-  }
-
   /** Resolves when every committed version is on disk. */
   async flush(): Promise<void> {
     await this.writer.queue?.flush();
@@ -142,7 +103,7 @@ export class WorkingSet {
    * Returns a failure of the background writer that no caller has been told of yet.
    */
   close(): IavlError | undefined {
-    this.trees.clear();
+    this.views.clear();
     return this.writer.close();
   }
 }

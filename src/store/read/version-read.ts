@@ -1,0 +1,82 @@
+/**
+ * Reading one committed version whole: its row is read first, and every read after is checked to have seen the
+ * version still kept and not replaced by a rollback; and the value of a stored leaf, read from its value row.
+ * @module
+ */
+import { IavlError } from "../../base/errors.js";
+import { latin1Bytes } from "../../base/bytes.js";
+import type { ValueOf } from "../../tree/store-contract.js";
+import type { VersionRow } from "../../sqlite/rows.js";
+import type { StoreReader } from "../../sqlite/store-reader.js";
+
+/** The value of a stored leaf: its own value row. */
+export function storedValue(store: StoreReader): ValueOf {
+  return (t, leaf) => {
+    const held = t.value(leaf);
+    if (held !== undefined) return held;
+    const v = store.leaves.valueAt(latin1Bytes(t.key(leaf)), t.version(leaf));
+    if (v === undefined || v === null) throw new IavlError("CORRUPT", `the value of a leaf of version ${t.version(leaf)} is missing`);
+    return v;
+  };
+}
+
+/** A version row, and the count of rollbacks the store had recorded before the row was read. */
+export interface ReadStart {
+  row: VersionRow;
+  since: number;
+}
+
+/**
+ * Reads the row of `version` to begin reading it; throws `VERSION_PRUNED` or `VERSION_NOT_FOUND` when it is not kept.
+ * `since`: the rollbacks counted when a longer read (a change stream over many versions) began, so that a rollback
+ * during it shows in every version it reads after, not only in the one being read.
+ */
+export function startRead(store: StoreReader, version: number, since = store.versions.rollbacks()): ReadStart {
+  // The count first (the default above): a rollback between the two reads then shows as a later one.
+  const row = store.versions.row(version);
+  if (row === undefined) throw store.versions.missing(version);
+  return { row, since };
+}
+
+/** The reads of one version that began at `start`. */
+export class VersionRead {
+  readonly row: VersionRow;
+  /** Rollbacks the store had recorded when the read began: one after that below the version replaces it. */
+  readonly since: number;
+
+  constructor(
+    readonly store: StoreReader,
+    start: ReadStart,
+    /** Throws when the owner was closed: checked before every read and between the rows of an iteration. */
+    readonly alive: () => void,
+  ) {
+    this.row = start.row;
+    this.since = start.since;
+  }
+
+  /**
+   * Runs a read so that it sees the version whole, or throws `VERSION_PRUNED` / `VERSION_ROLLED_BACK`: pruning
+   * deletes a version row before any data the version reads, and a rollback records itself with its deletions, so a
+   * version still "kept" after the read proves the read saw it whole.
+   */
+  readonly run = <T>(fn: () => T): T => {
+    this.alive();
+    let r: T;
+    try {
+      r = fn();
+    } catch (e) {
+      this.check();
+      throw e;
+    }
+    this.check();
+    return r;
+  };
+
+  private check(): void {
+    const state = this.store.versions.state(this.row.version, this.since);
+    if (state === "pruned") throw new IavlError("VERSION_PRUNED", `version ${this.row.version} was pruned while it was being read`);
+    if (state === "rolled-back") {
+      throw new IavlError("VERSION_ROLLED_BACK", `version ${this.row.version} was removed by a rollback after this view began reading it`);
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The committed versions as their writer reads them: the live tree for the latest, trees rebuilt from checkpoints
+ * for older ones, and a version still in flight to the writer thread waited for before it is read.
+ * @module
+ */
+import type { ReadonlyTree } from "../../tree/readonly-tree.js";
+import type { KeyChange, Latest, ValueOf } from "../../tree/store-contract.js";
+import type { VersionRow } from "../../sqlite/rows.js";
+import type { StoreReader } from "../../sqlite/store-reader.js";
+import type { NodeLoader } from "../node-loader.js";
+import { RebuiltTrees, type VersionTree } from "../read/rebuild.js";
+import { startRead, storedValue, VersionRead } from "../read/version-read.js";
+import { VersionView } from "../read/version-view.js";
+import type { WriteQueue } from "./write-queue.js";
+
+/** Views of a writer's committed versions. */
+export class WriterViews {
+  readonly valueOf: ValueOf;
+  private readonly trees: RebuiltTrees;
+
+  constructor(
+    private readonly read: StoreReader,
+    private readonly src: NodeLoader,
+    private readonly queue: WriteQueue | undefined,
+    /** The last committed version, whose tree is the live one. */
+    private readonly live: () => Latest,
+  ) {
+    this.trees = new RebuiltTrees(read);
+    this.valueOf = storedValue(read);
+  }
+
+  /** A view of committed `version`; `alive` throws once the owner closed. */
+  view(version: number, alive: () => void): ReadonlyTree {
+    return this.open(version, alive);
+  }
+
+  /** The net changes that made committed `version`, in key order. */
+  changes(version: number, alive: () => void): Iterable<KeyChange> {
+    return this.open(version, alive).changes();
+  }
+
+  /** Committed versions still readable, oldest first (those still in flight to the writer thread too). */
+  versions(): number[] {
+    // In flight first: a version landing between the two reads is then seen by at least one of them.
+    const inFlight = this.queue?.inFlight() ?? [];
+    const stored = this.read.versions.list();
+    return [...stored, ...inFlight.filter((v) => v > (stored[stored.length - 1] ?? 0))];
+  }
+
+  /** Drops the rebuilt trees. */
+  clear(): void {
+    this.trees.clear();
+  }
+
+  private open(version: number, alive: () => void): VersionView {
+    if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
+    const start = startRead(this.read, version);
+    return new VersionView(new VersionRead(this.read, start, alive), () => this.treeAt(start.row));
+  }
+
+  /**
+   * The tree of a committed version, asked for at each read that needs it: the live one while the version is the
+   * latest, else one rebuilt from the checkpoint before it (the live tree's nodes of older versions are freed).
+   */
+  private treeAt(row: VersionRow): VersionTree {
+    const live = this.live();
+    if (row.version === live.version) return { root: live.root, src: this.src };
+    return this.trees.tree(row);
+  }
+}
