@@ -21,7 +21,7 @@ import { IavlError, isIavlError } from "../base/errors.js";
 import { ApiError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { base64, parseHex, upperHex } from "./hex.js";
-import { queryKey, type Limits } from "./queries.js";
+import { decimalHeight, queryKey, type Limits } from "./queries.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the CometBFT routes need. */
@@ -297,7 +297,7 @@ function hexParam(text: string, limits: Limits): Uint8Array {
 /** A height param: a decimal string (CometBFT's int64) or a number; 0 or absent is the latest. */
 function heightParam(h: unknown): number {
   if (h === undefined || h === null || h === "") return 0;
-  const n = typeof h === "number" ? h : typeof h === "string" && /^[0-9]{1,16}$/.test(h) ? Number(h) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < 0) throw invalidParams(`height must be a non-negative integer, got ${JSON.stringify(h).slice(0, 24)}`);
+  const n = decimalHeight(h);
+  if (Number.isNaN(n)) throw invalidParams(`height must be a non-negative integer, got ${JSON.stringify(h).slice(0, 24)}`);
   return n;
 }

@@ -10,6 +10,12 @@ import { ApiError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
+/** A height given as decimal digits (or a number, as JSON-RPC may send it); NaN when it is not a safe integer ≥ 0. */
+export function decimalHeight(h: unknown): number {
+  const n = typeof h === "number" ? h : typeof h === "string" && /^[0-9]{1,16}$/.test(h) ? Number(h) : Number.NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : Number.NaN;
+}
+
 /** Bounds on the work of one request. */
 export interface Limits {
   /** Longest key (and range bound) accepted, bytes. */

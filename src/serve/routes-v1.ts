@@ -12,7 +12,7 @@ import { changeStream } from "./changes.js";
 import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
-import { pickStore, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
+import { decimalHeight, pickStore, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the v1 routes need. */
@@ -30,10 +30,8 @@ const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
 /** A height (or version, named `what`) from the query string: a positive safe integer, or undefined. */
 export function parseHeight(text: string | undefined, what = "height"): number | undefined {
   if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n < 1) {
-    throw new IavlError("INVALID_ARGUMENT", `${what} must be a positive integer, got "${text.slice(0, 24)}"`);
-  }
+  const n = decimalHeight(text);
+  if (!(n >= 1)) throw new IavlError("INVALID_ARGUMENT", `${what} must be a positive integer, got "${text.slice(0, 24)}"`);
   return n;
 }
 

@@ -1,14 +1,39 @@
 /**
- * A {@link VersionWrite} packed into two buffers (numbers, bytes) for the trip to the writer thread: transferred, not
- * structured-cloned, so a version's values cross threads without a copy per value or per object.
+ * Rows packed into two buffers (numbers, bytes) for a trip between threads: transferred, not structured-cloned, so
+ * values cross threads without a copy per value or per object. A {@link VersionWrite} goes so to the writer thread,
+ * and pages of leaves rows come so from the leaf thread.
  * @module
  */
 import type { BranchRow, LeafWrite, VersionRow, VersionRows, VersionWrite } from "./rows.js";
 
-/** A version write as two transferable buffers (which may be longer than what the write uses). */
+/** Rows as two transferable buffers (which may be longer than what the rows use). */
 export interface PackedWrite {
   nums: Float64Array;
   bytes: Uint8Array;
+}
+
+/** A position in packed rows: the next number, the next byte. */
+export interface Cursor {
+  i: number;
+  at: number;
+}
+
+/** Byte strings go in as their length among the numbers (−1: null) and their bytes after the previous ones. */
+export function putBytes(p: PackedWrite, c: Cursor, b: Uint8Array | null): void {
+  p.nums[c.i++] = b === null ? NULL : b.length;
+  if (b !== null) {
+    p.bytes.set(b, c.at);
+    c.at += b.length;
+  }
+}
+
+/** The next byte string at `c` (a view of `p.bytes`), or null. */
+export function takeBytes(p: PackedWrite, c: Cursor): Uint8Array | null {
+  const len = p.nums[c.i++]!;
+  if (len === NULL) return null;
+  const b = p.bytes.subarray(c.at, c.at + len);
+  c.at += len;
+  return b;
 }
 
 /** Buffers of earlier packed writes that may be packed into again. */
@@ -47,46 +72,23 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
   const nums = reuse(spares.nums, HEADER + 2 + w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS, (n) => new Float64Array(n));
   nums.set([v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL]);
   nums.set([w.firstLeaf, w.leaves.length, w.branches.count], 8);
-  const bytes = reuse(spares.bytes, writeBytes(w), (n) => new Uint8Array(n));
-  let i = HEADER;
-  let p = 0;
-  const put = (b: Uint8Array | null): void => {
-    nums[i++] = b === null ? NULL : b.length;
-    if (b !== null) {
-      bytes.set(b, p);
-      p += b.length;
-    }
-  };
-  put(v.hash);
-  put(w.ops);
+  const p: PackedWrite = { nums, bytes: reuse(spares.bytes, writeBytes(w), (n) => new Uint8Array(n)) };
+  const c: Cursor = { i: HEADER, at: 0 };
+  putBytes(p, c, v.hash);
+  putBytes(p, c, w.ops);
   for (const l of w.leaves) {
-    nums[i++] = l.id;
-    put(l.key);
-    put(l.hash);
-    put(l.value);
+    nums[c.i++] = l.id;
+    putBytes(p, c, l.key);
+    putBytes(p, c, l.hash);
+    putBytes(p, c, l.value);
   }
   for (const b of w.branches) {
-    nums.set([b.version, b.seq, b.height, b.size, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq], i);
-    i += 8;
-    put(b.key);
-    put(b.hash);
+    nums.set([b.version, b.seq, b.height, b.size, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq], c.i);
+    c.i += 8;
+    putBytes(p, c, b.key);
+    putBytes(p, c, b.hash);
   }
-  return { nums, bytes };
-}
-
-/** A position in a packed write: the next number, the next byte. */
-interface Cursor {
-  i: number;
-  at: number;
-}
-
-/** The next byte string at `c` (a view of `p.bytes`), or null. */
-function take(p: PackedWrite, c: Cursor): Uint8Array | null {
-  const len = p.nums[c.i++]!;
-  if (len === NULL) return null;
-  const b = p.bytes.subarray(c.at, c.at + len);
-  c.at += len;
-  return b;
+  return p;
 }
 
 /**
@@ -100,7 +102,7 @@ export function unpackWrite(p: PackedWrite): VersionRows {
   const c: Cursor = { i: HEADER, at: 0 };
   const row: VersionRow = {
     version: version!,
-    hash: take(p, c)!,
+    hash: takeBytes(p, c)!,
     size: size!,
     checkpoint: checkpoint === 1,
     rootVersion: rootVersion === NULL ? null : rootVersion!,
@@ -109,7 +111,7 @@ export function unpackWrite(p: PackedWrite): VersionRows {
     firstLeaf: rowFirst === NULL ? null : rowFirst!,
     leafRows: rowCount === NULL ? null : rowCount!,
   };
-  const packedOps = take(p, c)!;
+  const packedOps = takeBytes(p, c)!;
   const leavesAt: Cursor = { ...c };
   // The branches start after the leaves: step over their numbers, adding up their byte lengths.
   for (let k = 0; k < leafCount!; k++) {
@@ -123,7 +125,7 @@ export function unpackWrite(p: PackedWrite): VersionRows {
   const leaves = {
     *[Symbol.iterator](): Generator<LeafWrite> {
       const r = { ...leavesAt };
-      for (let k = 0; k < leafCount!; k++) yield { id: n[r.i++]!, key: take(p, r)!, hash: take(p, r), value: take(p, r) };
+      for (let k = 0; k < leafCount!; k++) yield { id: n[r.i++]!, key: takeBytes(p, r)!, hash: takeBytes(p, r), value: takeBytes(p, r) };
     },
   };
   const branches = {
@@ -132,7 +134,7 @@ export function unpackWrite(p: PackedWrite): VersionRows {
       for (let k = 0; k < branchCount!; k++) {
         const i = r.i;
         r.i += 8;
-        yield { version: n[i]!, seq: n[i + 1]!, height: n[i + 2]!, size: n[i + 3]!, leftVersion: n[i + 4]!, leftSeq: n[i + 5]!, rightVersion: n[i + 6]!, rightSeq: n[i + 7]!, key: take(p, r)!, hash: take(p, r)! };
+        yield { version: n[i]!, seq: n[i + 1]!, height: n[i + 2]!, size: n[i + 3]!, leftVersion: n[i + 4]!, leftSeq: n[i + 5]!, rightVersion: n[i + 6]!, rightSeq: n[i + 7]!, key: takeBytes(p, r)!, hash: takeBytes(p, r)! };
       }
     },
   };

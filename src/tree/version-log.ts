@@ -3,7 +3,7 @@
  * order when a key is touched twice), which of them is the last on its key, and the net change of each key.
  * @module
  */
-import { keyId, type ByteString } from "../base/bytes.js";
+import { latin1, type ByteString } from "../base/bytes.js";
 import { NONE } from "./node.js";
 
 /** One operation of the working version, in order. */
@@ -30,27 +30,27 @@ export interface Change {
 export class VersionLog {
   /** Every set and remove, in order. */
   readonly ops: Op[] = [];
-  /** The net change per key, keyed by {@link keyId}. */
+  /** The net change per key, keyed by {@link latin1} string. */
   readonly changes = new Map<string, Change>();
   /** The index in {@link ops} of each key's last operation. */
   private readonly lastOp = new Map<string, number>();
 
   /**
-   * Records a set of `key` (already copied; `id` is its {@link keyId}) to `value`, held by `leaf`; `updated`: the key
+   * Records a set of `key` (already copied; `id` is its {@link latin1} string) to `value`, held by `leaf`; `updated`: the key
    * was in the working tree already.
    */
   set(key: Uint8Array, id: ByteString, leaf: number, value: Uint8Array, updated: boolean): void {
     this.record(key, id, leaf, value, updated);
   }
 
-  /** Records a removal of `key` (already copied; `id` is its {@link keyId}), which was present. */
+  /** Records a removal of `key` (already copied; `id` is its {@link latin1} string), which was present. */
   remove(key: Uint8Array, id: ByteString): void {
     this.record(key, id, NONE, null, true);
   }
 
   /** The net change of `key` in this version, if any. */
   change(key: Uint8Array): Change | undefined {
-    return this.changes.get(keyId(key));
+    return this.changes.get(latin1(key));
   }
 
   private record(key: Uint8Array, id: ByteString, leaf: number, value: Uint8Array | null, found: boolean): void {

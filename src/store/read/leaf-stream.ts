@@ -8,6 +8,7 @@ import { MessageChannel, receiveMessageOnPort, type MessagePort } from "node:wor
 import { IavlError, type ErrorCode } from "../../base/errors.js";
 import { FIRST_SLOT, ThreadChannel } from "../../base/thread-channel.js";
 import type { LeafPageRow } from "../../sqlite/leaf-reader.js";
+import { putBytes, takeBytes, type Cursor, type PackedWrite } from "../../sqlite/packed-write.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
 
 /** Rows per page. */
@@ -32,13 +33,8 @@ export interface LeafThreadData {
   port: MessagePort;
 }
 
-/** A page as the thread posts it: the rows packed into transferable buffers. */
-export interface PackedPage {
-  /** Per row: id, version. */
-  meta: Float64Array;
-  /** Per row: key length, hash length (−1: null), value length (−1: null). */
-  lens: Int32Array;
-  bytes: Uint8Array;
+/** A page as the thread posts it: per row its id, version, and key, hash and value (see packed-write.ts). */
+export interface PackedPage extends PackedWrite {
   /** The last page. */
   last: boolean;
 }
@@ -52,35 +48,25 @@ export interface LeafFailure {
 export function packPage(rows: readonly LeafPageRow[], last: boolean): PackedPage {
   let n = 0;
   for (const r of rows) n += r.key.length + (r.hash?.length ?? 0) + (r.value?.length ?? 0);
-  const page: PackedPage = { meta: new Float64Array(rows.length * 2), lens: new Int32Array(rows.length * 3), bytes: new Uint8Array(n), last };
-  let p = 0;
-  rows.forEach((r, i) => {
-    page.meta[i * 2] = r.id;
-    page.meta[i * 2 + 1] = r.version;
-    const parts = [r.key, r.hash, r.value];
-    parts.forEach((b, j) => {
-      page.lens[i * 3 + j] = b === null ? -1 : b.length;
-      if (b !== null) page.bytes.set(b, p);
-      p += b?.length ?? 0;
-    });
-  });
+  const page: PackedPage = { nums: new Float64Array(rows.length * 5), bytes: new Uint8Array(n), last };
+  const c: Cursor = { i: 0, at: 0 };
+  for (const r of rows) {
+    page.nums[c.i++] = r.id;
+    page.nums[c.i++] = r.version;
+    putBytes(page, c, r.key);
+    putBytes(page, c, r.hash);
+    putBytes(page, c, r.value);
+  }
   return page;
 }
 
 function unpack(page: PackedPage): LeafPageRow[] {
   const rows: LeafPageRow[] = [];
-  let p = 0;
-  const take = (len: number): Uint8Array | null => {
-    if (len < 0) return null;
-    const b = page.bytes.subarray(p, p + len);
-    p += len;
-    return b;
-  };
-  for (let i = 0; i < page.meta.length / 2; i++) {
-    const key = take(page.lens[i * 3]!)!;
-    const hash = take(page.lens[i * 3 + 1]!);
-    const value = take(page.lens[i * 3 + 2]!);
-    rows.push({ id: page.meta[i * 2]!, version: page.meta[i * 2 + 1]!, key, hash, value });
+  const n = page.nums;
+  for (const c: Cursor = { i: 0, at: 0 }; c.i < n.length; ) {
+    const id = n[c.i++]!;
+    const version = n[c.i++]!;
+    rows.push({ id, version, key: takeBytes(page, c)!, hash: takeBytes(page, c), value: takeBytes(page, c) });
   }
   return rows;
 }

@@ -32,7 +32,7 @@ try {
     if (kept === "pruned") throw new IavlError("VERSION_PRUNED", `version ${data.version} was pruned while it was being read`);
     if (kept === "rolled-back") throw new IavlError("VERSION_ROLLED_BACK", `version ${data.version} was removed by a rollback while it was being read`);
     const page = packPage(rows, next === undefined);
-    postMoving(data.port, page, [page.meta, page.lens, page.bytes]);
+    postMoving(data.port, page, [page.nums, page.bytes]);
     posted();
     if (page.last) break;
     after = next;

@@ -3,7 +3,7 @@
  * branches of a checkpoint, and its version row; and the numbering they give the tree's new nodes.
  * @module
  */
-import { keyId } from "../../base/bytes.js";
+import { latin1 } from "../../base/bytes.js";
 import { digestBytes } from "../../base/hash.js";
 import { NONE, type NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
@@ -29,7 +29,7 @@ export interface VersionRows {
  */
 export function versionRows(t: NodeTable, c: CommitInput, firstLeaf: number, checkpoint: boolean): VersionRows {
   const { ops } = c.log;
-  const changed = ops.filter((op) => op.last && (op.leaf !== NONE || op.existed)).map((op) => ({ op, id: keyId(op.key) }));
+  const changed = ops.filter((op) => op.last && (op.leaf !== NONE || op.existed)).map((op) => ({ op, id: latin1(op.key) }));
   changed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const rowOf = new Map<Op, number>();
   const rows: LeafWrite[] = [];

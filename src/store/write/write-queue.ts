@@ -4,7 +4,7 @@
  * @module
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from "node:worker_threads";
-import { keyId } from "../../base/bytes.js";
+import { latin1 } from "../../base/bytes.js";
 import { IavlError, type ErrorCode } from "../../base/errors.js";
 import { FIRST_SLOT, postMoving, ThreadChannel } from "../../base/thread-channel.js";
 import type { Change } from "../../tree/version-log.js";
@@ -109,7 +109,7 @@ export class WriteQueue {
   pending(key: Uint8Array): Change | undefined {
     this.trim();
     if (this.queued.length === 0) return undefined;
-    const id = keyId(key);
+    const id = latin1(key);
     for (let i = this.queued.length - 1; i >= 0; i--) {
       const c = this.queued[i]!.changes.get(id);
       if (c !== undefined) return c;
