@@ -28,7 +28,7 @@ export const openOptionsSchema = z
     checkpointInterval: z.number().int().min(1).max(1_000_000).default(100),
     /**
      * Memory the working set may use for tree nodes, in MiB; clean nodes beyond it are evicted. Default 160, which
-     * keeps a writer growing to a million keys under 1 GB of RSS (V8 commits about twice the live heap).
+     * keeps a writer growing to a million keys under 1 GB of RSS (V8 commits more than the live heap).
      */
     memoryBudgetMiB: z.number().int().min(8).max(1_048_576).default(160),
     /**
@@ -45,7 +45,7 @@ export const openOptionsSchema = z
     /** With keepRecent: also keep every Nth version as a snapshot. */
     keepEvery: z.number().int().min(1).optional(),
     /**
-     * How long a write waits for another connection's lock (a prune's short transactions, a reader's checkpoint)
+     * How long a write waits for another connection's lock (a prune's short transactions, a WAL checkpoint)
      * before it is retried, in ms; default 10000. Writes retry for as long again before they fail.
      */
     busyTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),

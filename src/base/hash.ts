@@ -40,7 +40,7 @@ export const EMPTY_DIGEST: Digest = sha256(new Uint8Array(0));
 export const EMPTY_HASH: Uint8Array = digestBytes(EMPTY_DIGEST);
 
 // One scratch buffer for preimages: hashing is synchronous, so no two calls overlap. Views of it are kept by
-// length, since making a subarray per hash cost as much as a tenth of the hash.
+// length, since a subarray per hash costs a noticeable share of the hash.
 let scratch = new Uint8Array(256);
 let views: Uint8Array[] = [];
 

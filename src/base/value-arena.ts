@@ -1,9 +1,8 @@
 /**
  * Copies of values into chunks of memory that are reused version after version: one allocation per chunk instead of
- * one per value, and after the first versions none at all. An array of its own per value costs an allocation, its
- * zeroing and later its finalization by the garbage collector, several times the copy itself. Fresh chunks cost
- * more than that: V8 counts their bytes as external memory and starts a full collection after every few tens of
- * MiB of it, which a large heap pays dearly for (nearly half the time of the mixed profile's steady state).
+ * one per value, and after the first versions none at all: an array per value costs an allocation, its zeroing and
+ * its finalization, and fresh chunks count as external memory, which V8 answers with full collections (see
+ * ARCHITECTURE.md, "Measurements behind the design").
  *
  * The owner says when the values of a version are no longer read ({@link ValueArena.release}); a chunk is only
  * reused after that, so a view handed out stays valid until then, and must not be kept past it: this suits a store,

@@ -43,7 +43,7 @@ export class BranchReader {
   /**
    * The links of branches by node key, many at once, as {@link many} finds them: only the child keys, for a walk
    * of the tree's shape that derives each branch's key and height from its children (an export). Reading no key or
-   * hash skips the two buffers a row would cost, most of a row's price.
+   * hash skips the two buffers a row would cost.
    */
   links(refs: ReadonlyArray<readonly [version: number, seq: number]>): BranchLinks[] {
     return this.batch(refs, "b.left_version, b.left_seq, b.right_version, b.right_seq", (version, seq, r) => ({

@@ -54,7 +54,7 @@ export interface BranchLinks {
 
 /**
  * The branch rows of a checkpoint, made one at a time as they are read (a checkpoint may have hundreds of thousands,
- * and a row with its two arrays costs ~400 heap bytes): how many, and the bytes of their keys and hashes.
+ * and each row with its two arrays is a few hundred heap bytes): how many, and the bytes of their keys and hashes.
  */
 export interface BranchRows extends Iterable<BranchRow> {
   readonly count: number;
@@ -64,7 +64,7 @@ export interface BranchRows extends Iterable<BranchRow> {
 /** What one version writes, in one transaction. */
 export interface VersionWrite {
   version: VersionRow;
-  /** One row per key changed, ids in the order of the operations that made them. */
+  /** One row per key changed, ids in key order (so a version's changes read back in key order). */
   leaves: LeafWrite[];
   /** The id of the version's first leaves row (the next free id when it changed nothing). */
   firstLeaf: number;

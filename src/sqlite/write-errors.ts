@@ -37,7 +37,7 @@ export function asStoreError(e: unknown, doing: string): unknown {
 
 /**
  * Runs `fn`, a write. When another connection holds the lock past SQLite's busy timeout, `fn` is tried again with
- * growing pauses, for up to five more timeouts: short locks (a prune's transaction, a reader's checkpoint) never
+ * growing pauses, for up to five more timeouts: short locks (a prune's transaction, a WAL checkpoint) never
  * fail a write. Failures come out through {@link asStoreError}.
  */
 export function retryBusy<T>(db: Connection, doing: string, fn: () => T): T {

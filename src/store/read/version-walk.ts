@@ -135,7 +135,7 @@ export function* walkVersion(
   const nodes: Item[] = [root];
   const expanded: boolean[] = [false];
   // For each finished subtree whose parent is not yet out: its first key and its height. An export reads only the
-  // links of stored branches (their key, hash, height and size are most of a row's cost) and derives key and height
+  // links of stored branches (their key and hash buffers are what a row costs) and derives key and height
   // from these; an audit reads and checks what is stored.
   const firstKeys: Uint8Array[] = [];
   const heights: number[] = [];

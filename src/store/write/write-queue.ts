@@ -39,7 +39,7 @@ export interface WriterFailure {
 /**
  * Returned buffers of each kind kept for reuse; the rest are left to the collector. Buffers are handed back rather
  * than dropped by the writer because the writer's heap is small and rarely collected, so the backing stores of
- * buffers it had dropped stayed allocated for many versions (~100 MiB growing BANK).
+ * buffers it had dropped stayed allocated for many versions.
  */
 const SPARES = 2;
 
