@@ -33,7 +33,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 describe("the layers of src/", () => {
-  it("the layer check refuses an import cycle, an import that climbs a layer, and SQLite outside src/sqlite", () => {
+  it("the layer check refuses an import cycle, an import that climbs a layer, a store read that imports the writer, and SQLite outside src/sqlite", () => {
     const cycle = layerCheck(
       project({
         "src/tree/a.ts": 'import { b } from "./b.js";\nexport const a = (): unknown => b;\n',
@@ -60,6 +60,15 @@ describe("the layers of src/", () => {
     );
     expect(peers.status).not.toBe(0);
     expect(peers.out).toContain("no-peer-prune-sync");
+
+    const readWrite = layerCheck(
+      project({
+        "src/store/read/a.ts": 'import { b } from "../write/b.js";\nexport const a = b;\n',
+        "src/store/write/b.ts": "export const b = 1;\n",
+      }),
+    );
+    expect(readWrite.status).not.toBe(0);
+    expect(readWrite.out).toContain("store-read-not-write");
 
     const fine = layerCheck(
       project({
