@@ -12,7 +12,7 @@ import { retryBusy } from "./write-errors.js";
 export const WAL_BOUND_BYTES = 256 * 2 ** 20;
 
 /** Copies what it can from the WAL into the database file without waiting; returns the frames left in the WAL. */
-export function checkpointPassive(db: Connection): number {
+export function passiveWalCheckpoint(db: Connection): number {
   const [r] = db.pragma("wal_checkpoint(PASSIVE)") as Array<{ busy: number; log: number; checkpointed: number }>;
   return r === undefined ? 0 : Math.max(0, r.log - r.checkpointed);
 }

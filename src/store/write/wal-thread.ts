@@ -7,7 +7,7 @@
 import { workerData } from "node:worker_threads";
 import { ThreadEnd, type ChannelData } from "../../base/thread-channel.js";
 import { openWriter, type Connection } from "../../sqlite/connection.js";
-import { checkpointPassive } from "../../sqlite/wal.js";
+import { passiveWalCheckpoint } from "../../sqlite/wal.js";
 import { COMMITS, WAL_FRAMES, type WalThreadData } from "./wal-checkpointer.js";
 
 const data = workerData as WalThreadData & ChannelData;
@@ -22,7 +22,7 @@ try {
     const now = end.slots.get(COMMITS);
     if (now === seen || end.stopping) continue;
     seen = now;
-    end.slots.set(WAL_FRAMES, checkpointPassive(db));
+    end.slots.set(WAL_FRAMES, passiveWalCheckpoint(db));
   }
 } finally {
   db?.close();
