@@ -9,12 +9,10 @@
  * @module
  */
 import type { Command } from "commander";
-import { IavlError } from "../base/errors.js";
-import { MultiTree } from "../api/multi-tree.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { action, folderOf } from "./command.js";
 import { bytesJson, bytesMode, bytesText, globals, out, UsageError, versionArg, type BytesMode } from "./format.js";
-import { withReader } from "./store.js";
+import { checkWhole, withFolderReader, withReader } from "./store.js";
 import type { VersionChange } from "../tree/store-contract.js";
 
 interface ChangesCliOptions {
@@ -54,10 +52,8 @@ async function changes(dir: string, opts: ChangesCliOptions, cmd: Command): Prom
       return 0;
     });
   }
-  const r = MultiTree.openReadOnly(dir);
-  try {
-    // Said for a person: the reader's own message speaks of refresh(), which the command line has not.
-    if (opts.to > r.latest) throw new IavlError("VERSION_NOT_FOUND", `version ${opts.to} was never committed by every store of ${dir} (the latest is ${r.latest})`);
+  return withFolderReader(dir, (r) => {
+    checkWhole(r, dir, opts.to);
     // Every store's span first: nothing is printed unless all of them can be.
     const streams = folder.chosen.map((name) => {
       const store = r.store(name);
@@ -69,9 +65,7 @@ async function changes(dir: string, opts: ChangesCliOptions, cmd: Command): Prom
       print(s.name, s.lines, g.json, mode);
     }
     return 0;
-  } finally {
-    r.close();
-  }
+  });
 }
 
 /**

@@ -10,9 +10,8 @@
  * - Exit status 2 for a bad command line (UsageError, commander's errors), 1 for what the store refused or failed.
  * @module
  */
-import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
-import { multiStoreNames } from "../api/multi-folder.js";
+import { multiStoreNames, plainStoreName, storeDir } from "../api/multi-folder.js";
 import { captureJson, capturedJson, globals, out, outJson, UsageError } from "./format.js";
 
 /** A global option; each command lists those it uses. */
@@ -69,7 +68,7 @@ export function folderOf(dir: string, cmd: Command): Folder | undefined {
   const stores = multiStoreNames(dir);
   if (stores === undefined) {
     // A plain store folder is one store named after the folder (as MultiTree.openReadOnly and serve name it).
-    const self = basename(resolve(dir));
+    const self = plainStoreName(dir);
     const other = asked.find((n) => n !== self);
     if (other !== undefined) throw new UsageError(`${dir} is a single store (${self}), not a multi-store folder: it has no store ${other}; drop --store`);
     return undefined;
@@ -78,11 +77,6 @@ export function folderOf(dir: string, cmd: Command): Folder | undefined {
   if (unknown.length > 0) throw new UsageError(`${dir} has no store ${unknown.join(", ")} (stores: ${stores.join(", ")})`);
   const chosen = asked.length === 0 ? stores : stores.filter((n) => asked.includes(n));
   return { dir, stores, chosen, narrowed: asked.length > 0 };
-}
-
-/** The folder of store `name` in multi-store folder `dir`. */
-export function storePath(dir: string, name: string): string {
-  return join(dir, "stores", name);
 }
 
 /**
@@ -124,7 +118,7 @@ export async function eachStore(
   try {
     for (const name of folder.chosen) {
       if (folder.chosen.length > 1 && !json) out(`── store ${name}`);
-      worst = Math.max(worst, await run(storePath(folder.dir, name)));
+      worst = Math.max(worst, await run(storeDir(folder.dir, name)));
     }
   } finally {
     // A failure part-way prints no partial value: the error value stands alone (program.ts).

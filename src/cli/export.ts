@@ -9,8 +9,9 @@ import type { Command } from "commander";
 import { encodeItems } from "../sync/wire.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { toHex } from "../base/bytes.js";
-import { action, folderOf, storePath } from "./command.js";
-import { claimStdout, globals, note, progress, UsageError, versionArg } from "./format.js";
+import { action, folderOf } from "./command.js";
+import { storeDir } from "../api/multi-folder.js";
+import { claimStdout, globals, note, UsageError, versionArg, withProgress } from "./format.js";
 import { pickVersion, withReader } from "./store.js";
 
 interface ExportOptions {
@@ -39,7 +40,7 @@ async function exportCmd(dir: string, opts: ExportOptions, cmd: Command): Promis
     // A state-sync stream is one store's tree, as import builds one store.
     throw new UsageError(`${dir} holds several stores and a snapshot stream holds one: pass one --store (stores: ${folder.stores.join(", ")})`);
   }
-  const path = folder === undefined ? dir : storePath(dir, folder.chosen[0]!);
+  const path = folder === undefined ? dir : storeDir(dir, folder.chosen[0]!);
   if (opts.output === undefined && process.stdout.isTTY === true) {
     throw new UsageError("refusing to write a binary stream to a terminal: give -o FILE or redirect stdout");
   }
@@ -49,31 +50,28 @@ async function exportCmd(dir: string, opts: ExportOptions, cmd: Command): Promis
     const version = pickVersion(h, opts.version);
     const view = h.at(version);
     const hash = view.hash;
-    // A tree of n keys has n leaves and n - 1 inner nodes.
-    const expected = Math.max(0, view.size * 2 - 1);
-    const bar = progress(`export v${version}`, expected);
     let nodes = 0;
-    const counted = function* (): Generator<ExportNode> {
-      for (const n of view.export()) {
-        yield n;
-        if (++nodes % 1024 === 0) bar.update(nodes);
+    // A tree of n keys has n leaves and n - 1 inner nodes.
+    await withProgress(`export v${version}`, Math.max(0, view.size * 2 - 1), async (bar) => {
+      const counted = function* (): Generator<ExportNode> {
+        for (const n of view.export()) {
+          yield n;
+          if (++nodes % 1024 === 0) bar.update(nodes);
+        }
+      };
+      try {
+        const dest = opts.output === undefined ? process.stdout : createWriteStream(opts.output);
+        await writeAll(dest, batched(encodeItems(counted()), CHUNK), opts.output !== undefined);
+      } catch (e) {
+        // A partial stream must not pass for an export.
+        if (opts.output !== undefined) rmSync(opts.output, { force: true });
+        throw e;
       }
-    };
-    const dest = opts.output === undefined ? process.stdout : createWriteStream(opts.output);
-    try {
-      await writeAll(dest, batched(encodeItems(counted()), CHUNK), opts.output !== undefined);
-    } catch (e) {
-      // A partial stream must not pass for an export.
-      if (opts.output !== undefined) rmSync(opts.output, { force: true });
-      throw e;
-    } finally {
-      bar.stop();
-    }
+    });
     const summary = { ...(folder === undefined ? {} : { store: folder.chosen[0] }), version, nodes, hash: toHex(hash), output: opts.output ?? null };
-    const line = `exported version ${version}: ${nodes} nodes, root ${summary.hash}`;
     // stdout may be the stream itself; the summary goes there only when the stream went to a file.
     if (g.json) (opts.output === undefined ? process.stderr : process.stdout).write(JSON.stringify(summary, null, 2) + "\n");
-    else note(line);
+    else note(`exported version ${version}: ${nodes} nodes, root ${summary.hash}`);
     return 0;
   });
 }

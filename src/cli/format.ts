@@ -192,8 +192,17 @@ export interface Progress {
   stop(): void;
 }
 
-/** Starts a progress display: a bar when `total` is known, otherwise a counter. */
-export function progress(label: string, total: number | undefined): Progress {
+/** Runs `fn` with a progress display (a bar when `total` is known, otherwise a counter), removed after. */
+export async function withProgress<T>(label: string, total: number | undefined, fn: (bar: Progress) => T | Promise<T>): Promise<T> {
+  const bar = progress(label, total);
+  try {
+    return await fn(bar);
+  } finally {
+    bar.stop();
+  }
+}
+
+function progress(label: string, total: number | undefined): Progress {
   if (process.stderr.isTTY !== true) return { update: () => undefined, stop: () => undefined };
   const format = total === undefined ? "{label} {value}" : "{label} [{bar}] {percentage}% {value}/{total} ETA {eta_formatted}";
   const bar = new cliProgress.SingleBar(

@@ -8,11 +8,10 @@ import { ics23, iavlSpec, tendermintSpec, verifyMembership, verifyNonMembership 
 import type { Command } from "commander";
 import { IavlError } from "../base/errors.js";
 import { toHex } from "../base/bytes.js";
-import { MultiTree } from "../api/multi-tree.js";
-import type { CommitmentProof, ReadonlyTree } from "../tree/readonly-tree.js";
+import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { action, folderOf, type Folder } from "./command.js";
 import { bytesJson, bytesMode, bytesText, globals, note, out, outJson, parseBytes, versionArg, type BytesMode, type GlobalOptions } from "./format.js";
-import { pickVersion, withReader } from "./store.js";
+import { checkWhole, pickVersion, withFolderReader, withReader } from "./store.js";
 
 interface GetOptions {
   version?: number;
@@ -61,20 +60,20 @@ async function get(dir: string, keyText: string, opts: GetOptions, cmd: Command)
 }
 
 /** The key in each chosen store of a multi-store folder, at one whole version. */
-function getInFolder(folder: Folder, key: Uint8Array, opts: GetOptions, g: GlobalOptions): number {
+function getInFolder(folder: Folder, key: Uint8Array, opts: GetOptions, g: GlobalOptions): Promise<number> {
   const mode = bytesMode(g);
-  const r = MultiTree.openReadOnly(folder.dir);
-  try {
+  return withFolderReader(folder.dir, (r) => {
     const version = opts.version ?? r.latest;
     if (version === 0) throw new IavlError("VERSION_NOT_FOUND", `${folder.dir} has no version that every store committed yet`);
-    // Said for a person: the reader's own message speaks of refresh(), which the command line has not.
-    if (version > r.latest) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed by every store of ${folder.dir} (the latest is ${r.latest})`);
+    checkWhole(r, folder.dir, version);
     const appHash = r.appHashAt(version)!;
     const answers = folder.chosen.map((name) => {
       const a = lookUp(r.at(name, version), version, key, opts.prove === true);
       if (opts.prove === true) {
         const p = r.appProof(version, name);
-        a.app = { hex: toHex(ics23.CommitmentProof.encode(p).finish()), verified: checkApp(p, appHash, name, a.root) };
+        // The store's root under the app hash: the SDK's second proof op.
+        const verified = verifies(() => verifyMembership(p, tendermintSpec, appHash, new TextEncoder().encode(name), a.root));
+        a.app = { hex: toHex(ics23.CommitmentProof.encode(p).finish()), verified };
       }
       return { name, a };
     });
@@ -94,9 +93,7 @@ function getInFolder(folder: Folder, key: Uint8Array, opts: GetOptions, g: Globa
     // With --prove every proof must verify; without, the key must be somewhere.
     if (opts.prove === true) return answers.every(({ a }) => statusOf(a) === 0) ? 0 : 1;
     return answers.some(({ a }) => a.value !== undefined) ? 0 : 1;
-  } finally {
-    r.close();
-  }
+  });
 }
 
 /** Reads `key` in `view`, with its proof checked when `prove`. */
@@ -106,7 +103,8 @@ function lookUp(view: ReadonlyTree, version: number, key: Uint8Array, prove: boo
   const a: Answer = { version, root, key, value };
   if (prove) {
     const p = view.proof(key);
-    a.proof = { hex: toHex(ics23.CommitmentProof.encode(p).finish()), verified: check(p, root, key, value) };
+    const verified = verifies(() => (value === undefined ? verifyNonMembership(p, iavlSpec, root, key) : verifyMembership(p, iavlSpec, root, key, value)));
+    a.proof = { hex: toHex(ics23.CommitmentProof.encode(p).finish()), verified };
   }
   return a;
 }
@@ -152,19 +150,10 @@ function printAnswer(a: Answer, mode: BytesMode): void {
   else note(`the store's root does NOT verify under the app hash of version ${a.version}`);
 }
 
-/** Verifies the proof with @confio/ics23, independently of the code that built it. */
-function check(p: CommitmentProof, root: Uint8Array, key: Uint8Array, value: Uint8Array | undefined): boolean {
+/** Runs a check with @confio/ics23, independently of the code that built the proof; a proof it cannot read fails. */
+function verifies(check: () => boolean): boolean {
   try {
-    return value === undefined ? verifyNonMembership(p, iavlSpec, root, key) : verifyMembership(p, iavlSpec, root, key, value);
-  } catch {
-    return false;
-  }
-}
-
-/** Verifies that store `name` had root `root` under `appHash` (the SDK's second proof op), with @confio/ics23. */
-function checkApp(p: CommitmentProof, appHash: Uint8Array, name: string, root: Uint8Array): boolean {
-  try {
-    return verifyMembership(p, tendermintSpec, appHash, new TextEncoder().encode(name), root);
+    return check();
   } catch {
     return false;
   }

@@ -8,7 +8,8 @@ import { decodeItems } from "../sync/wire.js";
 import { toHex } from "../base/bytes.js";
 import { Tree } from "../api/tree.js";
 import { action } from "./command.js";
-import { globals, out, outJson, parseHex, progress, UsageError, versionArg } from "./format.js";
+import { closing } from "./store.js";
+import { globals, out, outJson, parseHex, UsageError, versionArg, withProgress } from "./format.js";
 
 interface ImportCliOptions {
   version: number;
@@ -39,38 +40,29 @@ async function importCmd(dir: string, opts: ImportCliOptions, cmd: Command): Pro
   // file before a stream is opened on it.
   const total = opts.input === undefined ? undefined : statSync(opts.input).size;
   const source: AsyncIterable<Uint8Array> = opts.input === undefined ? process.stdin : createReadStream(opts.input, { highWaterMark: 1 << 20 });
-  const bar = progress(total === undefined ? "import (nodes)" : "import (bytes)", total);
   let bytes = 0;
-  const counted = async function* (): AsyncGenerator<Uint8Array> {
-    for await (const c of source) {
-      bytes += c.length;
-      if (total !== undefined) bar.update(bytes);
-      yield c;
-    }
-  };
   let nodes = 0;
-  let tree: Tree;
-  try {
-    tree = await Tree.import(dir, decodeItems(counted()), {
-      version: opts.version,
-      expectedHash,
-      onProgress: (n) => {
-        nodes = n;
-        if (total === undefined) bar.update(n);
-      },
-    });
-  } finally {
-    bar.stop();
-  }
-  try {
+  const tree = await withProgress(total === undefined ? "import (nodes)" : "import (bytes)", total, (bar) => {
+    const counted = async function* (): AsyncGenerator<Uint8Array> {
+      for await (const c of source) {
+        bytes += c.length;
+        if (total !== undefined) bar.update(bytes);
+        yield c;
+      }
+    };
+    const onProgress = (n: number): void => {
+      nodes = n;
+      if (total === undefined) bar.update(n);
+    };
+    return Tree.import(dir, decodeItems(counted()), { version: opts.version, expectedHash, onProgress });
+  });
+  return closing(tree, () => {
     const summary = { dir, version: tree.version, size: tree.size, nodes, bytes, hash: toHex(tree.hash) };
     if (g.json) outJson(summary);
     else {
       out(`imported version ${summary.version} into ${dir}: ${summary.size} keys, ${nodes} nodes, ${bytes} bytes`);
       out(`root ${summary.hash}`);
     }
-  } finally {
-    tree.close();
-  }
-  return 0;
+    return 0;
+  });
 }

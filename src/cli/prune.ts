@@ -5,11 +5,12 @@
  */
 import type { Command } from "commander";
 import { action, eachStore, folderOf } from "./command.js";
-import { humanBytes, globals, intArg, out, outJson, progress } from "./format.js";
+import { humanBytes, globals, intArg, out, outJson, withProgress } from "./format.js";
 import { storeFileIn } from "../sqlite/connection.js";
 import type { PruneResult } from "../prune/pruner.js";
 import { MultiTree } from "../api/multi-tree.js";
 import { Tree } from "../api/tree.js";
+import { closing } from "./store.js";
 
 interface PruneCliOptions {
   keepRecent: number;
@@ -34,65 +35,53 @@ async function prune(dir: string, opts: PruneCliOptions, cmd: Command): Promise<
   return eachStore(folder, globals(cmd).json, (path) => pruneStore(path, opts, cmd));
 }
 
+/** What a store that had nothing to prune reports. */
+function nothingPruned(keptFrom: number): PruneResult {
+  return { pruned: 0, keptFrom, reclaimedBytes: 0, droppedShards: 0 };
+}
+
 /** Prunes one store (a plain store folder, or a store of a folder that --store named). */
 async function pruneStore(path: string, opts: PruneCliOptions, cmd: Command): Promise<number> {
-  const g = globals(cmd);
   storeFileIn(path);
-  // Refused with LOCKED, naming the holder, while another process writes the store.
-  const tree = Tree.open(path);
-  try {
+  // Refused with LOCKED, naming the holder, while another process writes the store (or the folder, below).
+  return closing(Tree.open(path), async (tree) => {
     const versions = tree.versions();
     const latest = tree.version;
     const target = latest - opts.keepRecent;
     const first = versions[0];
-    let result = { pruned: 0, keptFrom: first ?? latest, reclaimedBytes: 0, droppedShards: 0 };
-    if (first !== undefined && target >= first) {
-      const bar = progress("prune", 0);
-      try {
-        result = await tree.prune(target, {
-          keepEvery: opts.keepEvery,
-          onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`),
-        });
-      } finally {
-        bar.stop();
-      }
-    }
-    if (g.json) outJson({ target, latest, ...result });
+    const result =
+      first !== undefined && target >= first
+        ? await withProgress("prune", 0, (bar) =>
+            tree.prune(target, { keepEvery: opts.keepEvery, onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`) }),
+          )
+        : nothingPruned(first ?? latest);
+    if (globals(cmd).json) outJson({ target, latest, ...result });
     else if (result.pruned === 0) out(`nothing to prune: ${versions.length} version(s) kept, ${opts.keepRecent} asked`);
     else {
       out(`pruned ${result.pruned} version(s) up to ${target}; kept versions ${result.keptFrom} … ${latest}`);
       out(`reclaimed ${humanBytes(result.reclaimedBytes)} (${result.reclaimedBytes} bytes); ${result.droppedShards} shard(s) dropped whole`);
     }
     return 0;
-  } finally {
-    tree.close();
-  }
+  });
 }
 
 /** Prunes every store of a multi-store folder to one version, so that they keep the same versions. */
 async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions, cmd: Command): Promise<number> {
-  const g = globals(cmd);
-  // Refused with LOCKED, naming the holder, while another process writes the folder.
-  const multi = MultiTree.open(dir, { stores });
-  try {
+  return closing(MultiTree.open(dir, { stores }), async (multi) => {
     const latest = multi.version;
     const target = latest - opts.keepRecent;
     const first = Math.min(...stores.map((n) => multi.tree(n).versions()[0] ?? latest));
-    let results = new Map<string, PruneResult>();
-    if (latest > 0 && target >= first) {
-      const bar = progress("prune", 0);
-      try {
-        results = await multi.prune(target, { keepEvery: opts.keepEvery, onProgress: (done, total, phase) => bar.update(done, total, `prune ${phase}`) });
-      } finally {
-        bar.stop();
-      }
-    }
+    const results =
+      latest > 0 && target >= first
+        ? await withProgress("prune", 0, (bar) =>
+            multi.prune(target, { keepEvery: opts.keepEvery, onProgress: (done, total, phase) => bar.update(done, total, `prune ${phase}`) }),
+          )
+        : new Map<string, PruneResult>();
     const each = stores.map((name) => {
-      const r = results.get(name);
       const kept = multi.tree(name).versions();
-      return { name, ...(r ?? { pruned: 0, keptFrom: kept[0] ?? latest, reclaimedBytes: 0, droppedShards: 0 }), kept };
+      return { name, ...(results.get(name) ?? nothingPruned(kept[0] ?? latest)), kept };
     });
-    if (g.json) outJson({ target, latest, stores: each });
+    if (globals(cmd).json) outJson({ target, latest, stores: each });
     else if (each.every((s) => s.pruned === 0)) out(`nothing to prune: ${opts.keepRecent} version(s) asked of ${stores.length} stores`);
     else {
       for (const s of each) {
@@ -102,7 +91,5 @@ async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions,
       }
     }
     return 0;
-  } finally {
-    multi.close();
-  }
+  });
 }

@@ -1,6 +1,6 @@
 /**
- * Opening stores for the CLI: never creating one by accident, reading without taking the writer lock when the
- * library allows it.
+ * Opening stores and multi-store folders for the CLI: never creating one by accident, reading without taking the
+ * writer lock when the library allows it.
  * @module
  */
 import { IavlError } from "../base/errors.js";
@@ -8,6 +8,8 @@ import { storeFileIn } from "../sqlite/connection.js";
 import type { VersionChange } from "../tree/store-contract.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { Tree } from "../api/tree.js";
+import { MultiTree } from "../api/multi-tree.js";
+import type { MultiReader } from "../api/multi-reader.js";
 
 /** What the read commands need of an open store. */
 export interface ReadHandle {
@@ -34,11 +36,26 @@ export function pickVersion(h: ReadHandle, asked: number | undefined): number {
 }
 
 /** Runs `fn` with the store opened for reading, closing it after. */
-export async function withReader<T>(dir: string, fn: (h: ReadHandle) => T | Promise<T>): Promise<T> {
-  const h = openForRead(dir);
+export function withReader<T>(dir: string, fn: (h: ReadHandle) => T | Promise<T>): Promise<T> {
+  return closing(openForRead(dir), fn);
+}
+
+/** Runs `fn` with multi-store folder `dir` opened for reading, closing it after. */
+export function withFolderReader<T>(dir: string, fn: (r: MultiReader) => T | Promise<T>): Promise<T> {
+  return closing(MultiTree.openReadOnly(dir), fn);
+}
+
+/** Runs `fn` on `h`, closing `h` after. */
+export async function closing<H extends { close(): void }, T>(h: H, fn: (h: H) => T | Promise<T>): Promise<T> {
   try {
     return await fn(h);
   } finally {
     h.close();
   }
+}
+
+/** `VERSION_NOT_FOUND` unless every store of `dir` committed `version`. */
+export function checkWhole(r: MultiReader, dir: string, version: number): void {
+  // Said for a person: the reader's own message speaks of refresh(), which the command line has not.
+  if (version > r.latest) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed by every store of ${dir} (the latest is ${r.latest})`);
 }

@@ -9,7 +9,7 @@ import { Option, type Command } from "commander";
 import { IavlError, isIavlError } from "../base/errors.js";
 import type { AuditReport } from "../tree/readonly-tree.js";
 import { action } from "./command.js";
-import { globals, out, outJson, progress, versionArg } from "./format.js";
+import { globals, out, outJson, versionArg, withProgress } from "./format.js";
 import { pickVersion, withReader, type ReadHandle } from "./store.js";
 
 interface VerifyCliOptions {
@@ -40,12 +40,12 @@ const PRUNED_FAULT = /^reading [^:]*: VERSION_PRUNED: /;
 
 async function verify(dir: string, opts: VerifyCliOptions, cmd: Command): Promise<number> {
   const g = globals(cmd);
-  const { reports, pruned } = await withReader(dir, (h) => {
+  const { reports, pruned } = await withReader(dir, async (h) => {
     const versions = opts.all === true ? h.versions() : [pickVersion(h, opts.version)];
     const done: AuditReport[] = [];
     const gone: number[] = [];
     for (const v of versions) {
-      const r = auditOf(h, v);
+      const r = await auditOf(h, v);
       if (r === undefined) {
         // One version asked for by number must be checked: its loss is an error, not a skip.
         if (opts.all !== true) throw new IavlError("VERSION_PRUNED", `version ${v} was pruned while it was being verified`);
@@ -68,17 +68,12 @@ async function verify(dir: string, opts: VerifyCliOptions, cmd: Command): Promis
 }
 
 /** Audits version `v`; undefined when it was pruned before or while it was read (and only then). */
-function auditOf(h: ReadHandle, v: number): AuditReport | undefined {
+async function auditOf(h: ReadHandle, v: number): Promise<AuditReport | undefined> {
   let r: AuditReport;
   try {
     const view = h.at(v);
     // Nodes of a tree of n keys: n leaves and n - 1 inner nodes.
-    const bar = progress(`verify v${v}`, Math.max(0, view.size * 2 - 1));
-    try {
-      r = view.audit({ onProgress: (n) => bar.update(n) });
-    } finally {
-      bar.stop();
-    }
+    r = await withProgress(`verify v${v}`, Math.max(0, view.size * 2 - 1), (bar) => view.audit({ onProgress: (n) => bar.update(n) }));
   } catch (e) {
     if (isIavlError(e, "VERSION_PRUNED")) return undefined;
     throw e;
