@@ -107,27 +107,16 @@ export async function cometRoutes(app: FastifyInstance, o: CometOptions): Promis
     }
     const op = (type: string, key: Uint8Array, p: CommitmentProof): object => ({ type, key: base64(key), data: base64(ics23.CommitmentProof.encode(p).finish()) });
     const ops = !q.prove ? null : [op("ics23:iavl", a.key, a.storeProof!), ...(a.appProof === null ? [] : [op("ics23:simple", utf8(store), a.appProof)])];
-    return {
-      response: {
-        code: 0,
-        log: "",
-        info: "",
-        index: "0",
-        key: base64(a.key),
-        value: a.value === undefined ? null : base64(a.value),
-        proofOps: ops === null ? null : { ops },
-        height: String(a.height),
-        codespace: "",
-      },
-    };
+    const head = { code: 0, log: "", info: "", index: "0", key: base64(a.key), value: a.value === undefined ? null : base64(a.value) };
+    return { response: { ...head, proofOps: ops === null ? null : { ops }, height: String(a.height), codespace: "" } };
   };
+
+  // A plain store folder has no app hash: its root hash is what it commits to.
+  const appHash = (v: number): Uint8Array => (v === 0 ? new Uint8Array(0) : (f.reader.appHashAt(v) ?? f.reader.at(f.reader.names[0]!, v).hash));
 
   const status = (): object => {
     const latest = f.latest();
-    const r = f.reader;
-    // A plain store folder has no app hash: its root hash is what it commits to.
-    const appHash = latest === 0 ? new Uint8Array(0) : (r.appHashAt(latest) ?? r.at(r.names[0]!, latest).hash);
-    const earliest = r.earliest();
+    const earliest = f.reader.earliest();
     const zeros = "0".repeat(64);
     return {
       node_info: {
@@ -143,11 +132,11 @@ export async function cometRoutes(app: FastifyInstance, o: CometOptions): Promis
       // There are no blocks here: block hashes are zeros, and a version's time is when this service first saw it.
       sync_info: {
         latest_block_hash: zeros,
-        latest_app_hash: upperHex(appHash),
+        latest_app_hash: upperHex(appHash(latest)),
         latest_block_height: String(latest),
         latest_block_time: f.seenAt(latest).toISOString(),
         earliest_block_hash: zeros,
-        earliest_app_hash: earliest === 0 ? "" : upperHex(r.appHashAt(earliest) ?? r.at(r.names[0]!, earliest).hash),
+        earliest_app_hash: upperHex(appHash(earliest)),
         earliest_block_height: String(earliest),
         earliest_block_time: new Date(0).toISOString(),
         catching_up: false,
@@ -162,15 +151,11 @@ export async function cometRoutes(app: FastifyInstance, o: CometOptions): Promis
 
   const abciInfo = (): object => {
     const latest = f.latest();
-    const appHash = latest === 0 ? new Uint8Array(0) : (f.reader.appHashAt(latest) ?? f.reader.at(f.reader.names[0]!, latest).hash);
-    return { response: { data: "iavlite", version: "", app_version: "0", last_block_height: String(latest), last_block_app_hash: base64(appHash) } };
+    return { response: { data: "iavlite", version: "", app_version: "0", last_block_height: String(latest), last_block_app_hash: base64(appHash(latest)) } };
   };
 
   const methods: Record<string, Method> = {
-    abci_query: {
-      args: ["path", "data", "height", "prove"],
-      run: (p, uri) => abciQuery(uri ? uriQuery(p, limits) : jsonQuery(p, limits)),
-    },
+    abci_query: { args: ["path", "data", "height", "prove"], run: (p, uri) => abciQuery(uri ? uriQuery(p, limits) : jsonQuery(p, limits)) },
     status: { args: [], run: status },
     abci_info: { args: [], run: abciInfo },
     health: { args: [], run: () => ({}) },

@@ -30,11 +30,7 @@ export interface ErrorBody {
 export const errorSchema = {
   type: "object",
   properties: {
-    error: {
-      type: "object",
-      properties: { code: { type: "string" }, message: { type: "string" } },
-      required: ["code", "message"],
-    },
+    error: { type: "object", properties: { code: { type: "string" }, message: { type: "string" } }, required: ["code", "message"] },
   },
   required: ["error"],
 } as const;
@@ -63,6 +59,10 @@ const FASTIFY_CLIENT = new Map<string, [number, string]>([
   ["FST_ERR_MAX_PARAM_LENGTH", [404, "NOT_FOUND"]],
 ]);
 
+function body(code: string, message: string): ErrorBody {
+  return { error: { code, message } };
+}
+
 /**
  * The answer to an error Node's HTTP parser found before fastify saw a request (its `clientError`): a request line
  * or headers that do not parse or are over `maxHeaderBytes`, or a request not received within `timeoutMs`. All are
@@ -70,7 +70,6 @@ const FASTIFY_CLIENT = new Map<string, [number, string]>([
  */
 export function clientError(e: unknown, maxHeaderBytes: number, timeoutMs: number): { status: number; body: ErrorBody } | undefined {
   const code = (e as { code?: unknown } | null)?.code;
-  const body = (c: string, message: string): ErrorBody => ({ error: { code: c, message } });
   switch (code) {
     case "ECONNRESET":
       return undefined;
@@ -88,7 +87,6 @@ export function clientError(e: unknown, maxHeaderBytes: number, timeoutMs: numbe
 
 /** The status, code and message that answer `e`. */
 export function httpError(e: unknown): { status: number; body: ErrorBody } {
-  const body = (code: string, message: string): ErrorBody => ({ error: { code, message } });
   if (e instanceof ApiError) return { status: e.status, body: body(e.code, e.message) };
   if (isIavlError(e)) return { status: STATUS[e.code] ?? 500, body: body(e.code, e.message) };
   const f = e as { code?: unknown; statusCode?: unknown; validation?: unknown; message?: unknown };
@@ -98,8 +96,6 @@ export function httpError(e: unknown): { status: number; body: ErrorBody } {
   const known = typeof f.code === "string" ? FASTIFY_CLIENT.get(f.code) : undefined;
   if (known !== undefined) return { status: known[0], body: body(known[1], message) };
   // Any other 4xx fastify found (a malformed URL, say) is the client's.
-  if (typeof f.statusCode === "number" && f.statusCode >= 400 && f.statusCode < 500) {
-    return { status: f.statusCode, body: body("INVALID_ARGUMENT", message) };
-  }
+  if (typeof f.statusCode === "number" && f.statusCode >= 400 && f.statusCode < 500) return { status: f.statusCode, body: body("INVALID_ARGUMENT", message) };
   return { status: 500, body: body("INTERNAL", message) };
 }

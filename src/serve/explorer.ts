@@ -63,10 +63,7 @@ export async function explorerRoutes(app: FastifyInstance): Promise<void> {
   const where = locations();
   const html = readFileSync(new URL("index.html", where.page), "utf8");
   const csp = policy(html);
-  const assets = new Map([
-    ["explorer.js", JS],
-    ["explorer.css", "text/css; charset=utf-8"],
-  ]);
+  const assets = new Map([["explorer.js", JS], ["explorer.css", "text/css; charset=utf-8"]]);
   const verify = modules(where.verify, where.fromSource);
   const noble = modules(where.noble, false);
   // Sent as read; from sources, transpiled once.

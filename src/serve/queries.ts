@@ -64,15 +64,7 @@ export function queryKey(f: Follower, store: string, key: Uint8Array, height: nu
   const v = f.resolve(height);
   const view = f.reader.at(store, v);
   const value = view.get(key);
-  const answer: KeyAnswer = {
-    height: v,
-    key,
-    value,
-    storeHash: view.hash,
-    appHash: f.reader.appHashAt(v),
-    storeProof: null,
-    appProof: null,
-  };
+  const answer: KeyAnswer = { height: v, key, value, storeHash: view.hash, appHash: f.reader.appHashAt(v), storeProof: null, appProof: null };
   if (!prove) return answer;
   try {
     answer.storeProof = view.proof(key);
@@ -122,21 +114,17 @@ export function queryRange(f: Follower, store: string, r: RangeRequest, limits: 
   const deadline = performance.now() + limits.rangeMs;
   let bytes = 0;
   let next: Uint8Array | undefined;
-  const it = view.iterate({ start: r.start, end: r.end, reverse: r.reverse });
-  try {
-    for (const pair of it) {
-      const full = pairs.length >= r.limit || (pairs.length > 0 && (bytes >= limits.rangeBytes || performance.now() > deadline));
-      if (full) {
-        // There is more: ascending, the next page starts at this key (start is inclusive); descending, it ends
-        // below the last key returned (end is exclusive).
-        next = r.reverse ? pairs[pairs.length - 1]![0] : pair[0];
-        break;
-      }
-      pairs.push(pair);
-      bytes += pair[0].length + pair[1].length;
+  // for…of closes the iterator on break and on a throw.
+  for (const pair of view.iterate({ start: r.start, end: r.end, reverse: r.reverse })) {
+    const full = pairs.length >= r.limit || (pairs.length > 0 && (bytes >= limits.rangeBytes || performance.now() > deadline));
+    if (full) {
+      // There is more: ascending, the next page starts at this key (start is inclusive); descending, it ends
+      // below the last key returned (end is exclusive).
+      next = r.reverse ? pairs[pairs.length - 1]![0] : pair[0];
+      break;
     }
-  } finally {
-    it.return?.();
+    pairs.push(pair);
+    bytes += pair[0].length + pair[1].length;
   }
   return { height: v, pairs, next };
 }

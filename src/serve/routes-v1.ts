@@ -169,21 +169,13 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
       limit: q.limit === undefined ? 100 : Number(q.limit),
       reverse: q.reverse === "true",
     }, limits);
-    return {
-      height: page.height,
-      pairs: page.pairs.map(([k, v]) => ({ key: toHex(k), value: toHex(v) })),
-      next: hexOrNull(page.next),
-    };
+    return { height: page.height, pairs: page.pairs.map(([k, v]) => ({ key: toHex(k), value: toHex(v) })), next: hexOrNull(page.next) };
   });
 
   // NDJSON, streamed as the client reads; no response schema for the 200 (it is not one JSON value).
   app.get<{ Querystring: { store?: string; from: string; to: string } }>("/changes", {
     schema: {
-      querystring: {
-        type: "object",
-        properties: { store: { type: "string" }, from: heightParam, to: heightParam },
-        required: ["from", "to"],
-      },
+      querystring: { type: "object", properties: { store: { type: "string" }, from: heightParam, to: heightParam }, required: ["from", "to"] },
       response: errors,
     },
   }, async (req, reply) => {
