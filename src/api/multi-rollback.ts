@@ -85,12 +85,7 @@ export function planMultiRollback(dir: string, version: number): MultiRollback {
  * Checks a rollback of the folder to `version` against the marker and the stores, and gives what goes and the marker
  * rows the target needs (all common versions up to it when the marker was lost, else its own row when missing).
  */
-function planRollback(
-  dir: string,
-  version: number,
-  names: string[],
-  marker: CommitMarker | undefined,
-): { plan: MultiRollback; rows: MarkerRow[] } {
+function planRollback(dir: string, version: number, names: string[], marker: CommitMarker | undefined): { plan: MultiRollback; rows: MarkerRow[] } {
   const state: MarkerState = marker?.state() ?? { whole: 0, pending: undefined, empty: true, rollingBackTo: undefined };
   if (!state.empty && version > state.whole) {
     throw new IavlError("VERSION_NOT_FOUND", `cannot roll back ${dir} to version ${version}: the last version whole in every store is ${state.whole}`);

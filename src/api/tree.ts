@@ -55,11 +55,7 @@ export class Tree {
    * stream is untrusted: anything but a valid IAVL tree (and, when `expectedHash` is given, that tree) is refused
    * with `INVALID_SNAPSHOT`, and then nothing is left in `dir`.
    */
-  static async import(
-    dir: string,
-    nodes: Iterable<ExportNode> | AsyncIterable<ExportNode>,
-    options: ImportOptions,
-  ): Promise<Tree> {
+  static async import(dir: string, nodes: Iterable<ExportNode> | AsyncIterable<ExportNode>, options: ImportOptions): Promise<Tree> {
     return new Tree(await importedBackend(dir, nodes, options));
   }
 

@@ -169,10 +169,7 @@ export class ThreadEnd {
 
 /** Posts `msg` on `port`, moving the memory of `views` to the other side instead of copying it. */
 export function postMoving(port: { postMessage(m: unknown, transfer: ArrayBuffer[]): void }, msg: unknown, views: ArrayBufferView[]): void {
-  port.postMessage(
-    msg,
-    views.map((v) => v.buffer as ArrayBuffer),
-  );
+  port.postMessage(msg, views.map((v) => v.buffer as ArrayBuffer));
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));

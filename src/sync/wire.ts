@@ -43,12 +43,7 @@ const root = protobuf.Root.fromJSON({
     },
     SnapshotStoreItem: { fields: { name: { type: "string", id: 1 } } },
     SnapshotIAVLItem: {
-      fields: {
-        key: { type: "bytes", id: 1 },
-        value: { type: "bytes", id: 2 },
-        version: { type: "int64", id: 3 },
-        height: { type: "int32", id: 4 },
-      },
+      fields: { key: { type: "bytes", id: 1 }, value: { type: "bytes", id: 2 }, version: { type: "int64", id: 3 }, height: { type: "int32", id: 4 } },
     },
     SnapshotExtensionMeta: { fields: { name: { type: "string", id: 1 }, format: { type: "uint32", id: 2 } } },
     SnapshotExtensionPayload: { fields: { payload: { type: "bytes", id: 1 } } },
@@ -135,10 +130,7 @@ export function* encodeSnapshotItems(
  * an `int8`). An absent key decodes as an empty key and an absent leaf value as an empty value, as the SDK does
  * (protobuf cannot tell empty from absent); the {@link Importer} judges the rest.
  */
-export async function* decodeItems(
-  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  limits?: DecodeLimits,
-): AsyncGenerator<ExportNode> {
+export async function* decodeItems(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limits?: DecodeLimits): AsyncGenerator<ExportNode> {
   for await (const f of frames(chunks, limits)) {
     yield toExportNode(decodeMessage(IavlItemType, f, "SnapshotIAVLItem"), f);
   }
@@ -185,10 +177,7 @@ function invalid(message: string, cause?: unknown): IavlError {
  * that spans chunks is gathered into a buffer of exactly its length, allocated only after the length passed the
  * limit, so memory never exceeds one item plus one chunk.
  */
-async function* frames(
-  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  limits: DecodeLimits | undefined,
-): AsyncGenerator<Frame> {
+async function* frames(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limits: DecodeLimits | undefined): AsyncGenerator<Frame> {
   checkIterable(chunks, "the snapshot chunks", true);
   const max = limits?.maxItemBytes ?? DEFAULT_MAX_ITEM_BYTES;
   if (!Number.isSafeInteger(max) || max < 0) {
@@ -205,9 +194,7 @@ async function* frames(
   let body: Uint8Array | undefined;
   let filled = 0;
   for await (const chunk of chunks) {
-    if (!(chunk instanceof Uint8Array)) {
-      throw new IavlError("INVALID_ARGUMENT", "snapshot chunks must be Uint8Arrays");
-    }
+    if (!(chunk instanceof Uint8Array)) throw new IavlError("INVALID_ARGUMENT", "snapshot chunks must be Uint8Arrays");
     let p = 0;
     while (p < chunk.length) {
       if (body === undefined) {
@@ -249,9 +236,7 @@ async function* frames(
     consumed += chunk.length;
   }
   if (prefixBytes > 0) throw invalid(`snapshot item ${index} at byte ${offset}: the stream ends inside a length prefix`);
-  if (body !== undefined) {
-    throw invalid(`snapshot item ${index} at byte ${offset}: truncated, ${filled} of ${body.length} bytes present`);
-  }
+  if (body !== undefined) throw invalid(`snapshot item ${index} at byte ${offset}: truncated, ${filled} of ${body.length} bytes present`);
 }
 
 type Fields = Record<string, unknown>;
@@ -326,9 +311,7 @@ function toExportNode(m: Fields, f: Frame): ExportNode {
     version = Number(big);
   }
   const height = has(m, "height") ? Number(m.height) : 0;
-  if (!Number.isInteger(height) || height < 0 || height > 127) {
-    throw invalid(`${at}: height ${height} outside 0..127`);
-  }
+  if (!Number.isInteger(height) || height < 0 || height > 127) throw invalid(`${at}: height ${height} outside 0..127`);
   const node: ExportNode = { key: bytesField(m, "key"), version, height };
   // A leaf's empty value is absent on the wire; an inner node keeps a value only if one was sent, to be refused.
   if (height === 0 || has(m, "value")) node.value = bytesField(m, "value");

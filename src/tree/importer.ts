@@ -273,9 +273,7 @@ export class Importer {
 
   private checkOpen(): void {
     if (this.state === "finished") throw new IavlError("CLOSED", "the importer has finished");
-    if (this.state === "refused") {
-      throw new IavlError("INVALID_SNAPSHOT", `the importer already refused the stream: ${this.refusal}`);
-    }
+    if (this.state === "refused") throw new IavlError("INVALID_SNAPSHOT", `the importer already refused the stream: ${this.refusal}`);
   }
 
   private refuse(message: string): never {
