@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { STORE_FILE } from "../sqlite/connection.js";
 import { commitInfoHash } from "./commit-info.js";
+import type { ReadOnlyStore } from "../store/read/read-only-store.js";
 import { Tree } from "./tree.js";
 
 /** A marker row: a version whole in every store, and its app hash. */
@@ -17,21 +18,20 @@ export interface MarkerRow {
 
 /** The committed versions a store holds, with their root hashes (nothing when it has no store yet). */
 export function storeVersions(path: string): Map<number, Uint8Array> {
-  if (!existsSync(join(path, STORE_FILE))) return new Map();
-  const r = Tree.openReadOnly(path);
-  try {
-    return new Map(r.versions().map((v) => [v, r.at(v).hash]));
-  } finally {
-    r.close();
-  }
+  return readStore(path, new Map(), (r) => new Map(r.versions().map((v) => [v, r.at(v).hash])));
 }
 
 /** The latest committed version of a store (0 when it has none, or no store yet). */
 export function storeLatest(path: string): number {
-  if (!existsSync(join(path, STORE_FILE))) return 0;
+  return readStore(path, 0, (r) => r.version);
+}
+
+/** `fn` of the store in `path` opened read-only, or `none` when it has no store yet. */
+function readStore<T>(path: string, none: T, fn: (r: ReadOnlyStore) => T): T {
+  if (!existsSync(join(path, STORE_FILE))) return none;
   const r = Tree.openReadOnly(path);
   try {
-    return r.version;
+    return fn(r);
   } finally {
     r.close();
   }
