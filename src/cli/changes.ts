@@ -1,11 +1,7 @@
 /**
- * `iavlite changes <dir> --from A --to B`: what each version changed, from what the store logs. On a multi-store
- * folder, every store (or those `--store` names) in turn, each line naming its store.
- *
- * As `GET /v1/changes` does, everything that can be wrong is found before the first line: `--to` before `--from`
- * (usage, exit 2), a version never committed (`VERSION_NOT_FOUND`) or no longer kept (`VERSION_PRUNED`, also for an
- * imported version whose changes were never logged), exit 1, in every store asked for. Only a prune or rollback by
- * a writer while the lines go out can still stop it part-way.
+ * `iavlite changes <dir> --from A --to B`: what each version changed, from what the store logs, in every store asked
+ * for. As `GET /v1/changes` does, everything that can be wrong is found before the first line; only a prune or
+ * rollback by a writer while the lines go out can still stop it part-way.
  * @module
  */
 import type { Command } from "commander";

@@ -1,10 +1,6 @@
 /**
- * Helpers shared by the CLI commands: global options, parsing keys and numbers, printing bytes, JSON and progress.
- *
- * Bytes on the command line: keys are read as UTF-8 unless `--hex` is given (then as hex, with or without `0x`).
- * Keys and values are printed as UTF-8 when they are valid UTF-8 without control characters (tab and newlines
- * allowed), otherwise as `0x`-prefixed hex; `--hex` always prints plain hex, `--utf8` always prints UTF-8 (invalid
- * sequences become U+FFFD). In JSON every byte string comes with its encoding (`"utf8"` or `"hex"`, no prefix).
+ * Helpers shared by the CLI commands: global options, parsing keys and numbers, printing bytes (as program.ts's help
+ * says: "Keys and values"), JSON and progress.
  * @module
  */
 import cliProgress from "cli-progress";
@@ -66,7 +62,7 @@ export interface ShownBytes {
   encoding: "utf8" | "hex";
 }
 
-/** Chooses how to show `b` under `mode` (see the module comment). */
+/** Chooses how to show `b` under `mode`: auto is UTF-8 when valid and without control characters, else hex. */
 export function showBytes(b: Uint8Array, mode: BytesMode): ShownBytes {
   if (mode === "hex") return { text: toHex(b), encoding: "hex" };
   if (mode === "utf8") return { text: lossyUtf8.decode(b), encoding: "utf8" };

@@ -1,15 +1,7 @@
 /**
- * `iavlite serve <dir>`: the read-only query service over a store or multi-store folder (src/serve), until SIGTERM or
- * SIGINT. It prints one line, `listening on http://HOST:PORT`, once it accepts connections; on a signal it stops
- * accepting, lets the requests in flight finish, closes the store and exits 0.
- *
- * Its flags are checked here against the service's own option schema, so that a bad one is a usage error (exit 2)
- * in the words every other flag uses, never the library's INVALID_OPTIONS (exit 1). `--json` is refused: the one
- * line it prints is a log line, and what it serves is JSON already.
- *
- * When run under a parent that goes away without passing on its signal (`npx`, a shell script killed with
- * SIGKILL), the service would keep its port with nobody to stop it: it watches its parent and stops as on SIGTERM
- * when the parent process is gone.
+ * `iavlite serve <dir>`: the read-only query service (src/serve) until SIGTERM, SIGINT, SIGHUP or the parent process
+ * goes away; then it lets the requests in flight finish, closes the store and exits 0. Its flags are checked against
+ * the service's option schema, so that a bad one is a usage error (exit 2), not the library's INVALID_OPTIONS.
  * @module
  */
 import type { Command } from "commander";
@@ -52,7 +44,8 @@ async function serve(dir: string, opts: ServeCliOptions, cmd: Command): Promise<
   const folder = folderOf(dir, cmd);
   const stores = folder?.narrowed === true ? folder.chosen : undefined;
   const service = await startServer(dir, { host: opts.host, port: opts.port, refreshMs: opts.refreshMs, ...(stores === undefined ? {} : { stores }) });
-  // The handlers first: a client may signal as soon as it reads the line.
+  // The handlers first: a client may signal as soon as it reads the line. A parent that dies without passing on its
+  // signal (`npx`, a script killed with SIGKILL) would leave the port held with nobody to stop it: watch it too.
   const stopped = new Promise<void>((resolve, reject) => {
     const parent = process.ppid;
     const orphaned = setInterval(() => {
