@@ -12,6 +12,7 @@ import { concatBytes, utf8 } from "../base/bytes.js";
 import { IavlError } from "../base/errors.js";
 import { merkleRoot, storeLeaf } from "./commit-info.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
+import { leafOp } from "../tree/proof.js";
 
 const INNER = new Uint8Array([1]);
 
@@ -44,13 +45,7 @@ export function appProof(stores: ReadonlyMap<string, Uint8Array>, name: string):
     exist: {
       key: utf8(name),
       value: stores.get(name)!.slice(),
-      leaf: {
-        hash: ics23.HashOp.SHA256,
-        prehashKey: ics23.HashOp.NO_HASH,
-        prehashValue: ics23.HashOp.SHA256,
-        length: ics23.LengthOp.VAR_PROTO,
-        prefix: new Uint8Array([0]),
-      },
+      leaf: leafOp(new Uint8Array([0])),
       path: innerOps(leaves, i),
     },
   };

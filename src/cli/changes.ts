@@ -5,10 +5,9 @@
  * @module
  */
 import type { Command } from "commander";
-import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { action, folderOf } from "./command.js";
 import { bytesJson, bytesMode, bytesText, globals, out, UsageError, versionArg, type BytesMode } from "./format.js";
-import { checkWhole, withFolderReader, withReader } from "./store.js";
+import { checkWhole, withFolderReader, withReader, type ReadHandle } from "./store.js";
 import type { VersionChange } from "../tree/store-contract.js";
 
 interface ChangesCliOptions {
@@ -17,11 +16,7 @@ interface ChangesCliOptions {
 }
 
 /** What the span checks need of a store. */
-interface ChangeSource {
-  at(version: number): ReadonlyTree;
-  versions(): number[];
-  changes(from: number, to: number): Iterable<VersionChange>;
-}
+type ChangeSource = Pick<ReadHandle, "at" | "versions" | "changes">;
 
 /** Adds the `changes` command to `program`. */
 export function registerChanges(program: Command): void {

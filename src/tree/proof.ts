@@ -45,15 +45,14 @@ function existence(root: number, key: ByteString, src: NodeSource, valueOf: Valu
     key: latin1Bytes(key),
     // A copy: the proof is the caller's, and writing into it must not change the tree.
     value: value.slice(),
-    leaf: {
-      hash: ics23.HashOp.SHA256,
-      prehashKey: ics23.HashOp.NO_HASH,
-      prehashValue: ics23.HashOp.SHA256,
-      length: ics23.LengthOp.VAR_PROTO,
-      prefix: header([0, 1, t.version(leaf)]),
-    },
+    leaf: leafOp(header([0, 1, t.version(leaf)])),
     path: ops,
   };
+}
+
+/** The leaf op of IAVL and of the app hash's tree alike: SHA-256 of the prefix, the key and the value's SHA-256, length-prefixed. */
+export function leafOp(prefix: Uint8Array): ics23.ILeafOp {
+  return { hash: ics23.HashOp.SHA256, prehashKey: ics23.HashOp.NO_HASH, prehashValue: ics23.HashOp.SHA256, length: ics23.LengthOp.VAR_PROTO, prefix };
 }
 
 function hashOf(t: NodeTable, n: number): Uint8Array {
