@@ -1,9 +1,7 @@
 /**
- * The `iavlite` command line: the program, its global options, and how errors become one line and an exit status.
- *
- * Exit status: 0 success; 1 a fault, a refusal or a failure (`iavlite: <code>: <message>` on stderr for library
- * errors); 2 a bad command line (one line on stderr). With `--json`, a failure also writes `{"error":{code,message}}`
- * on stdout when the command wrote nothing there yet (code `USAGE` for a bad command line).
+ * The `iavlite` command line: the program, its global options (its help states the exit statuses), and how an error
+ * becomes one line on stderr, an exit status and, with `--json`, `{"error":{code,message}}` on stdout when the
+ * command wrote nothing there yet (code `USAGE` for a bad command line).
  * @module
  */
 import { readFileSync } from "node:fs";

@@ -1,13 +1,8 @@
 /**
- * The change stream of `GET /v1/changes`: the net changes of versions [from, to] of a store, as NDJSON, one line per
- * change, `{"version":N,"key":hex,"value":hex|null}` (null: removed), read through the read-only handle's
- * `changes(from, to)` and made a chunk at a time as the client reads (a `Readable` that pulls from the generator only
- * when the socket drained), so memory stays bounded whatever the span holds.
- *
- * Everything a client can get wrong is found before the answer starts, so it gets a status: the span (at most
- * `maxSpan` versions), a version never committed (404), a version whose changes are gone (410). A version pruned or
- * rolled back while the stream runs cannot change the status any more: the stream then writes an error line and is
- * cut (no end of the chunked body), so that no client takes it for complete.
+ * The change stream of `GET /v1/changes`: the net changes of versions [from, to] of a store as NDJSON, one line per
+ * change, `{"version":N,"key":hex,"value":hex|null}` (null: removed), made a chunk at a time as the client reads, so
+ * memory stays bounded whatever the span holds. What a client can get wrong gets a status before the answer starts;
+ * a read that fails after it started ends the stream with an error line and no end of the chunked body.
  * @module
  */
 import { Readable } from "node:stream";

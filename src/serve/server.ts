@@ -1,14 +1,9 @@
 /**
  * The query service (`iavlite serve`): a fastify server over a read-only multi-store handle, with the v1 API
  * (routes-v1.ts), the CometBFT RPC (abci.ts), Prometheus metrics (metrics.ts) and the explorer page (explorer.ts),
- * each a plugin of its own, registered here on the app http-app.ts builds with the bounds of serve-options.ts. It
- * only reads: it never takes the writer lock, never writes and never holds a read transaction open between
- * statements.
- *
- * Requests are answered one at a time on the event loop (better-sqlite3 reads are synchronous), each bounded: keys
- * of at most `maxKeyBytes`, range pages of at most 1000 pairs and `rangeBytes` bytes, change streams of at most 1000
- * versions, and a `requestTimeoutMs` for receiving a request and for answering it (a request not received by then
- * gets one 408 and its connection is closed; a stream not done by then is cut).
+ * each a plugin of its own, registered on the app http-app.ts builds. It only reads: it never takes the writer lock,
+ * never writes and never holds a read transaction open between statements. Requests are answered one at a time on
+ * the event loop (better-sqlite3 reads are synchronous), each within the bounds serve-options.ts sets.
  * @module
  */
 import { createHash } from "node:crypto";
