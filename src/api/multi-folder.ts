@@ -29,9 +29,7 @@ export function plainStoreName(dir: string): string {
   return basename(resolve(dir));
 }
 
-/**
- * The names of the stores in multi-store folder `dir` (sorted), or undefined when `dir` is not a multi-store folder.
- */
+/** The names of the stores in multi-store folder `dir` (sorted), or undefined when `dir` is not a multi-store folder. */
 export function multiStoreNames(dir: string): string[] | undefined {
   const stores = storesDir(dir);
   if (!existsSync(stores)) return undefined;

@@ -89,10 +89,7 @@ export class MultiReader {
     return this.whole;
   }
 
-  /**
-   * Moves to the newest version that every store and the commit marker hold whole, and returns it. After a rollback
-   * that may be an older version.
-   */
+  /** Moves to the newest version every store and the commit marker hold whole, and returns it (after a rollback, maybe older). */
   refresh(): number {
     this.open();
     // The marker first: a version it completed was committed by every store before.
@@ -107,10 +104,7 @@ export class MultiReader {
     return v;
   }
 
-  /**
-   * Opens the stores that joined the folder since: the app hashes of the versions after a join cover them, so proofs
-   * against those need their hashes.
-   */
+  /** Opens the stores that joined the folder since: the app hashes of the versions after a join cover them. */
   private addJoined(): void {
     for (const n of multiStoreNames(this.dir) ?? []) {
       if (this.all.has(n)) continue;

@@ -59,10 +59,7 @@ async function changes(dir: string, opts: ChangesCliOptions, cmd: Command): Prom
   });
 }
 
-/**
- * The changes of [from, to] in `h`, once the span was checked: `to` committed, every version of it kept, and the
- * first read done (the one an imported version's missing log fails). Throws the store's error otherwise.
- */
+/** The changes of [from, to] in `h`, after checking `to`, each version kept and the first read (an imported version fails it). */
 function checked(h: ChangeSource, opts: ChangesCliOptions): Iterable<VersionChange> {
   h.at(opts.to);
   const kept = new Set(h.versions());

@@ -121,10 +121,7 @@ function report(e: unknown): { status: number; code?: string; message: string } 
   return { status: 1, code: "INTERNAL", message };
 }
 
-/**
- * Commander's message, with a bad value put as the other usage errors are: `option '--refresh-ms <ms>' argument '-5'
- * is invalid. must be …` becomes `--refresh-ms must be …` (the parsers in format.ts say the rest).
- */
+/** Commander's message; a bad value's becomes `--refresh-ms must be …`, as the other usage errors read (see format.ts's parsers). */
 function commanderMessage(e: CommanderError): string {
   const m = e.message.replace(/^error: /, "");
   const bad = m.match(/^option '(?:-\w, )?(--[\w-]+)[^']*' argument '.*' is invalid\. (.*)$/s);

@@ -7,9 +7,7 @@ import { compareLatin1, latin1Bytes } from "../base/bytes.js";
 import { NONE, type NodeSource } from "./node.js";
 import type { KeyChange, ValueOf } from "./store-contract.js";
 
-/**
- * The leaves under `root` in key order, stepping over the subtrees `skip` says to (whole, without loading them).
- */
+/** The leaves under `root` in key order, stepping over the subtrees `skip` says to (whole, without loading them). */
 function leavesOf(root: number, src: NodeSource, skip: (n: number) => boolean): number[] {
   const t = src.t;
   const out: number[] = [];

@@ -53,9 +53,7 @@ export interface VersionChange extends KeyChange {
   version: number;
 }
 
-/**
- * Checks a range of versions for a change stream: positive integers, `from` ≤ `to`; throws `INVALID_ARGUMENT`.
- */
+/** Checks a range of versions for a change stream: positive integers, `from` ≤ `to`; throws `INVALID_ARGUMENT`. */
 export function checkVersionRange(from: unknown, to: unknown): asserts from is number {
   checkVersion(from);
   checkVersion(to);
