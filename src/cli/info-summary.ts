@@ -17,38 +17,32 @@ import {
   readStoreStats,
   schemaNumber,
   shardRows,
+  type StatsSource,
 } from "../sqlite/store-stats.js";
 
-/** What {@link storeInfo} reports of a store. */
-export interface StoreInfo {
-  dir: string;
-  /** Schema (migration) number of the store. */
-  schema: number;
-  /** Versions kept (committed and not pruned). */
-  versions: { count: number; first: number | null; last: number | null };
-  /** The newest version: root hash and number of keys; null before the first commit. */
-  latest: { version: number; hash: Uint8Array; size: number } | null;
-  /** Versions whose every branch node is stored. */
-  checkpoints: { count: number; latest: number | null };
-  /** Versions per shard. */
-  shardSize: number;
-  /** The shards of the branch tables: their versions and stored branch rows. */
-  shards: Array<{ id: number; first: number; last: number; branchRows: number }>;
-  /** Rows of the `leaves` table (one per key per version that set or removed it). */
-  leafRows: number;
-  /** Versions whose operations are kept (those replays may need). */
-  opsRows: number;
-  /** Every row of the `meta` table. */
-  meta: Record<string, string | number | null>;
-  /** SQLite page use: free pages are reclaimable by vacuum. */
-  pages: { pageSize: number; pageCount: number; freelistCount: number };
+/** What {@link storeInfo} reports of a store: what store-stats.ts reads (each function there says what), and the files and writer. */
+export type StoreInfo = { dir: string } & ReturnType<typeof tables> & {
   /** Bytes on disk of the database, its WAL and its shared-memory index (0 when absent). */
   disk: { db: number; wal: number; shm: number; total: number };
-  /**
-   * The writer: `held` tells whether a process holds the lock right now; `holder` is what `writer.json` records
-   * (the current writer when held, else the last one, which may be stale).
-   */
+  /** `held`: a process holds the writer lock now; `holder`: what `writer.json` records (the last writer when not held). */
   writer: { held: boolean; holder: Holder | null };
+};
+
+/** The tables' account of the store, in one read transaction. */
+function tables(s: StatsSource) {
+  const meta = metaRows(s);
+  return {
+    schema: schemaNumber(s),
+    versions: keptVersions(s),
+    latest: latestVersionRow(s),
+    checkpoints: checkpointVersions(s),
+    shardSize: Number(meta["shard_size"] ?? 1000),
+    shards: shardRows(s),
+    leafRows: leafRowCount(s),
+    opsRows: opsRowCount(s),
+    meta,
+    pages: pageUse(s),
+  };
 }
 
 /**
@@ -60,22 +54,7 @@ export function storeInfo(dir: string): StoreInfo {
   // Sizes first: opening the database may create the -wal and -shm files.
   const disk = { db: sizeOf(file), wal: sizeOf(`${file}-wal`), shm: sizeOf(`${file}-shm`), total: 0 };
   disk.total = disk.db + disk.wal + disk.shm;
-  const tables = readStoreStats(dir, (s) => {
-    const meta = metaRows(s);
-    return {
-      schema: schemaNumber(s),
-      versions: keptVersions(s),
-      latest: latestVersionRow(s),
-      checkpoints: checkpointVersions(s),
-      shardSize: Number(meta["shard_size"] ?? 1000),
-      shards: shardRows(s),
-      leafRows: leafRowCount(s),
-      opsRows: opsRowCount(s),
-      meta,
-      pages: pageUse(s),
-    };
-  });
-  return { dir, ...tables, disk, writer: { held: lockHeld(dir), holder: readHolder(dir) ?? null } };
+  return { dir, ...readStoreStats(dir, tables), disk, writer: { held: lockHeld(dir), holder: readHolder(dir) ?? null } };
 }
 
 function sizeOf(file: string): number {
