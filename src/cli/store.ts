@@ -5,21 +5,12 @@
  */
 import { IavlError } from "../base/errors.js";
 import { storeFileIn } from "../sqlite/connection.js";
-import type { VersionChange } from "../tree/store-contract.js";
-import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { Tree } from "../api/tree.js";
 import { MultiTree } from "../api/multi-tree.js";
 import type { MultiReader } from "../api/multi-reader.js";
 
-/** What the read commands need of an open store. */
-export interface ReadHandle {
-  readonly version: number;
-  readonly hash: Uint8Array;
-  at(version: number): ReadonlyTree;
-  versions(): number[];
-  changes(from: number, to: number): Iterable<VersionChange>;
-  close(): void;
-}
+/** A store open for the read commands. */
+export type ReadHandle = ReturnType<typeof Tree.openReadOnly>;
 
 /** Opens `dir` read-only: it works beside a live writer and never writes. */
 export function openForRead(dir: string): ReadHandle {
