@@ -43,9 +43,7 @@ export function openFolder(dir: string, o: ResolvedMultiOptions): OpenedFolder {
     const pending = marker.state().pending;
     if (pending !== undefined && pending > whole) marker.abandon(pending);
     // An interrupted folder rollback is done once no store of the folder, opened here or not, is still ahead.
-    if (endsRollback && (multiStoreNames(dir) ?? []).every((n) => names.includes(n) || storeLatest(storeDir(dir, n)) <= whole)) {
-      marker.endRollback();
-    }
+    if (endsRollback && (multiStoreNames(dir) ?? []).every((n) => names.includes(n) || storeLatest(storeDir(dir, n)) <= whole)) marker.endRollback();
     return { marker, trees, whole };
   } catch (e) {
     for (const t of trees.values()) t.close();

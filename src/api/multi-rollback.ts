@@ -42,9 +42,7 @@ export function rollbackFolder(dir: string, version: number): MultiRollback {
   const names = folderStores(dir);
   const folders: OpenFolder[] = [];
   try {
-    for (const n of names) {
-      folders.push(openStoreFolder(storeDir(dir, n), { shardSize: 1000, sync: "full", busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS }));
-    }
+    for (const n of names) folders.push(openStoreFolder(storeDir(dir, n), { shardSize: 1000, sync: "full", busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS }));
     const marker = CommitMarker.open(markerFile(dir), "full");
     try {
       const { plan, rows } = planRollback(dir, version, names, marker);

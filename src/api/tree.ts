@@ -168,9 +168,7 @@ export class Tree {
     checkVersionRange(from, to);
     if (to > this.state.version) throw new IavlError("VERSION_NOT_FOUND", `version ${to} was never committed (latest is ${this.state.version})`);
     for (let v = from; v <= to; v++) {
-      for (const c of this.backend.changes(v, () => this.open())) {
-        yield { version: v, key: c.key, value: c.value };
-      }
+      for (const c of this.backend.changes(v, () => this.open())) yield { version: v, key: c.key, value: c.value };
     }
   }
 

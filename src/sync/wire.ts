@@ -107,9 +107,7 @@ export type SnapshotItem =
  * Encodes stores as the SDK's wrapped stream: for each store a `SnapshotItem{store}` naming it, then a
  * `SnapshotItem{iavl}` per node, each length-delimited.
  */
-export function* encodeSnapshotItems(
-  stores: Iterable<{ name: string; nodes: Iterable<ExportNode> }>,
-): Generator<Uint8Array> {
+export function* encodeSnapshotItems(stores: Iterable<{ name: string; nodes: Iterable<ExportNode> }>): Generator<Uint8Array> {
   checkIterable(stores, "the stores");
   for (const store of stores) {
     checkObject(store, "a store", false);
@@ -131,9 +129,7 @@ export function* encodeSnapshotItems(
  * (protobuf cannot tell empty from absent); the {@link Importer} judges the rest.
  */
 export async function* decodeItems(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limits?: DecodeLimits): AsyncGenerator<ExportNode> {
-  for await (const f of frames(chunks, limits)) {
-    yield toExportNode(decodeMessage(IavlItemType, f, "SnapshotIAVLItem"), f);
-  }
+  for await (const f of frames(chunks, limits)) yield toExportNode(decodeMessage(IavlItemType, f, "SnapshotIAVLItem"), f);
 }
 
 /**

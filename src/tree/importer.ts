@@ -160,9 +160,7 @@ export class Importer {
     if (!(key instanceof Uint8Array)) this.refuse(`${what}: the key must be a Uint8Array`);
     if (key.length === 0) this.refuse(`${what}: keys must not be empty`);
     if (key.length > this.maxKey) this.refuse(`${what}: key of ${key.length} bytes exceeds the limit of ${this.maxKey}`);
-    if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1) {
-      this.refuse(`${what}: the version must be an integer ≥ 1`);
-    }
+    if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1) this.refuse(`${what}: the version must be an integer ≥ 1`);
     if (version > this.target) this.refuse(`${what}: version ${version} is newer than the imported version ${this.target}`);
     if (typeof height !== "number" || !Number.isInteger(height) || height < 0 || height > this.maxHeight) {
       this.refuse(`${what}: the height must be an integer in 0..${this.maxHeight}`);
@@ -171,9 +169,7 @@ export class Importer {
     let node: ImportedNode;
     if (height === 0) {
       if (!(value instanceof Uint8Array)) this.refuse(`${what}: a leaf needs a value`);
-      if (value.length > this.maxValue) {
-        this.refuse(`${what}: value of ${value.length} bytes exceeds the limit of ${this.maxValue}`);
-      }
+      if (value.length > this.maxValue) this.refuse(`${what}: value of ${value.length} bytes exceeds the limit of ${this.maxValue}`);
       // A valid post-order stream keeps at most one pending left subtree per level of the root plus the newest node.
       if (this.stack.length > this.maxHeight) {
         this.refuse(`${what}: more than ${this.maxHeight + 1} subtrees pending; no tree of height ≤ ${this.maxHeight} has that`);
@@ -193,9 +189,7 @@ export class Importer {
       const left = this.stack[n - 2]!;
       const right = this.stack[n - 1]!;
       const want = (left.height > right.height ? left.height : right.height) + 1;
-      if (height !== want) {
-        this.refuse(`${what}: height must be 1 + max(child heights) = ${want} (children ${left.height}, ${right.height})`);
-      }
+      if (height !== want) this.refuse(`${what}: height must be 1 + max(child heights) = ${want} (children ${left.height}, ${right.height})`);
       if (left.height - right.height > 1 || right.height - left.height > 1) {
         this.refuse(`${what}: child heights ${left.height} and ${right.height} differ by more than 1 (not an AVL tree)`);
       }
@@ -234,9 +228,7 @@ export class Importer {
   finish(): ImportedNode | undefined {
     this.checkOpen();
     const at = `end of snapshot after ${this.items} items`;
-    if (this.stack.length > 1) {
-      this.refuse(`${at}: ${this.stack.length} subtrees were never joined under one root (stream cut short?)`);
-    }
+    if (this.stack.length > 1) this.refuse(`${at}: ${this.stack.length} subtrees were never joined under one root (stream cut short?)`);
     const root = this.stack[0];
     if (this.expectedHash !== undefined) {
       const got = root === undefined ? EMPTY_DIGEST : root.hash;

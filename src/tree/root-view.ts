@@ -57,9 +57,7 @@ export class RootView implements ReadonlyTree {
     checkIterateOptions(opts);
     this.guard();
     const t = this.src.t;
-    for (const leaf of iterateLeaves(this.tree, opts, this.src, this.guard)) {
-      yield [latin1Bytes(t.key(leaf)), this.valueOf(t, leaf).slice()];
-    }
+    for (const leaf of iterateLeaves(this.tree, opts, this.src, this.guard)) yield [latin1Bytes(t.key(leaf)), this.valueOf(t, leaf).slice()];
   }
 
   *export(): IterableIterator<ExportNode> {

@@ -105,9 +105,7 @@ export class WorkingTree {
     };
     const { src, valueOf } = this.store;
     const t = src.t;
-    for (const leaf of iterateLeaves(this.working, opts, src, check)) {
-      yield [latin1Bytes(t.key(leaf)), (t.value(leaf) ?? valueOf(t, leaf)).slice()];
-    }
+    for (const leaf of iterateLeaves(this.working, opts, src, check)) yield [latin1Bytes(t.key(leaf)), (t.value(leaf) ?? valueOf(t, leaf)).slice()];
   }
 
   /** The root hash the working state would commit to. */
