@@ -7,7 +7,7 @@
  * way out once it holds no connection. A protocol numbers its own slots from {@link FIRST_SLOT}.
  * @module
  */
-import { Worker, type MessagePort, type WorkerOptions } from "node:worker_threads";
+import { parentPort, Worker, type MessagePort, type WorkerOptions } from "node:worker_threads";
 
 /** Slot the owner sets to ask the thread to stop. */
 export const STOP = 0;
@@ -106,8 +106,11 @@ export class ThreadChannel {
     data: D,
     transfer: Array<MessagePort | ArrayBuffer> = [],
     onFailure?: (e: Error) => void,
+    /** Slot values the thread must see from its first instruction on, by slot. */
+    initial: ReadonlyArray<readonly [slot: number, value: number]> = [],
   ): ThreadChannel & { readonly worker: Worker } {
     const ch = new ThreadChannel(count);
+    for (const [slot, value] of initial) ch.slots.set(slot, value);
     const workerData: D & ChannelData = { ...data, slots: ch.slots.buffer };
     const worker = startWorker(callerUrl, name, { workerData, transferList: transfer });
     worker.on("error", (e) => {
@@ -164,6 +167,16 @@ export class ThreadEnd {
   /** Tells the owner the thread holds nothing of the store any more: call it on every way out. */
   closed(): void {
     this.slots.set(CLOSED, 1);
+  }
+
+  /** Closes the thread's connection on its owner's close message, marks the thread closed and lets its port go. */
+  closeWith(db: { close(): void }): void {
+    try {
+      db.close();
+    } finally {
+      this.closed();
+      parentPort?.close();
+    }
   }
 }
 

@@ -28,15 +28,7 @@ parentPort!.on("message", (msg: { batch?: ImportBatch; commit?: VersionRow; clos
       store.writeImportCommit(msg.commit);
       checkpointWal(db);
     }
-    if (msg.close) {
-      try {
-        db.close();
-      } finally {
-        end.closed();
-        parentPort!.close();
-      }
-      return;
-    }
+    if (msg.close) return end.closeWith(db);
     parentPort!.postMessage({ ok: true });
   } catch (e) {
     parentPort!.postMessage({ error: (e as Error).message, code: (e as { code?: unknown }).code });

@@ -14,7 +14,7 @@ import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
 import { collectDirty, NO_BRANCHES } from "../../checkpoint/dirty-branches.js";
 
 /** A commit's rows, with the leaves that now hold their row's node key. */
-export interface VersionRows {
+export interface CommitRows {
   write: VersionWrite;
   /** The version's new leaves (their values are dropped once the version is on disk). */
   leaves: number[];
@@ -27,7 +27,7 @@ export interface VersionRows {
  * been there before it), in key order, so that the version's changes read back in key order from consecutive ids; a
  * set's leaf takes its row's id. With `checkpoint`, every unstored branch goes too.
  */
-export function versionRows(t: NodeTable, c: CommitInput, firstLeaf: number, checkpoint: boolean): VersionRows {
+export function versionRows(t: NodeTable, c: CommitInput, firstLeaf: number, checkpoint: boolean): CommitRows {
   const { ops } = c.log;
   const changed = ops.filter((op) => op.last && (op.leaf !== NONE || op.existed)).map((op) => ({ op, id: latin1(op.key) }));
   changed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

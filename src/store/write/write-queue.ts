@@ -76,10 +76,11 @@ export class WriteQueue {
     private readonly onLanded: (version: number) => void,
   ) {
     const data: WriterThreadData = { file, busyTimeoutMs, walSlots, errors: this.errors.port2, returns: this.returns.port2 };
-    this.ch = ThreadChannel.start(import.meta.url, "writer-thread", SLOTS, data, [this.errors.port2, this.returns.port2], (e) => {
+    const failed = (e: Error): void => {
       this.failure ??= new IavlError("CORRUPT", `the background writer stopped: ${e.message}; versions after ${this.durable} were not stored`, { cause: e });
-    });
-    this.ch.slots.set(DURABLE, durable);
+    };
+    // The durable version is set before the thread starts: it numbers the versions it lands from it.
+    this.ch = ThreadChannel.start(import.meta.url, "writer-thread", SLOTS, data, [this.errors.port2, this.returns.port2], failed, [[DURABLE, durable]]);
   }
 
   /** The newest version on disk. */

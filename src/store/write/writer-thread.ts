@@ -40,15 +40,7 @@ try {
 }
 
 parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
-  if (msg.close) {
-    try {
-      db.close();
-    } finally {
-      end.closed();
-      parentPort!.close();
-    }
-    return;
-  }
+  if (msg.close) return end.closeWith(db);
   const packed = msg.packed!;
   let version = end.slots.get(DURABLE) + 1;
   try {
