@@ -69,6 +69,51 @@ export class NodeLoader implements NodeSource {
   }
 }
 
+/** Resident nodes of a tree by depth: all of them, and the dirty ones (never evicted). */
+export interface DepthCounts {
+  all: number[];
+  dirty: number[];
+}
+
+/** Counts the resident nodes of `root`'s tree by depth (children known only by node key are not resident). */
+export function residentByDepth(t: NodeTable, root: number): DepthCounts {
+  const out: DepthCounts = { all: [], dirty: [] };
+  if (root === NONE) return out;
+  const stack: number[] = [root];
+  const depths: number[] = [0];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    const depth = depths.pop()!;
+    out.all[depth] = (out.all[depth] ?? 0) + 1;
+    if (t.seq(n) === 0) out.dirty[depth] = (out.dirty[depth] ?? 0) + 1;
+    if (t.height(n) === 0) continue;
+    const l = t.left(n);
+    const r = t.right(n);
+    if (l !== NONE) stack.push(l), depths.push(depth + 1);
+    if (r !== NONE) stack.push(r), depths.push(depth + 1);
+  }
+  return out;
+}
+
+/**
+ * The deepest level `d` such that keeping every node at depths 0..d, and the dirty ones below, keeps at most
+ * `target` resident (at least 1: the root's children stay).
+ */
+export function keepDepthFor(counts: DepthCounts, target: number): number {
+  const levels = counts.all.length;
+  let dirtyBelow = 0;
+  for (let d = 0; d < levels; d++) dirtyBelow += counts.dirty[d] ?? 0;
+  let kept = 0;
+  let best = 1;
+  for (let d = 0; d < levels; d++) {
+    kept += counts.all[d] ?? 0;
+    dirtyBelow -= counts.dirty[d] ?? 0;
+    if (kept + dirtyBelow > target) break;
+    best = Math.max(1, d);
+  }
+  return best;
+}
+
 /**
  * Unlinks every clean (stored) node deeper than `keepDepth` from its parent, keeping only its node key, and frees
  * it with everything of it in memory, to be loaded again when next needed. Dirty nodes are never evicted (a stored
@@ -84,17 +129,18 @@ export function evict(t: NodeTable, root: number, keepDepth: number): number {
     const depth = depths.pop()!;
     resident++;
     if (t.height(n) === 0) continue;
-    t.ownKey(n); // the leaf it names may be evicted
     const l = t.left(n);
     const r = t.right(n);
+    const cut = depth >= keepDepth;
+    t.ownKey(n); // the leaf it names, deep in its right subtree, may be evicted
     if (l !== NONE) {
-      if (depth >= keepDepth && t.seq(l) !== 0) {
+      if (cut && t.seq(l) !== 0) {
         t.linkLeft(n, t.version(l), t.seq(l));
         t.retireTree(l);
       } else stack.push(l), depths.push(depth + 1);
     }
     if (r !== NONE) {
-      if (depth >= keepDepth && t.seq(r) !== 0) {
+      if (cut && t.seq(r) !== 0) {
         t.linkRight(n, t.version(r), t.seq(r));
         t.retireTree(r);
       } else stack.push(r), depths.push(depth + 1);

@@ -4,7 +4,7 @@
  * @module
  */
 import { NONE, type NodeTable } from "../../tree/node.js";
-import { evict } from "../node-loader.js";
+import { evict, keepDepthFor, residentByDepth } from "../node-loader.js";
 
 /**
  * Memory a resident node costs, to turn the memory budget into a node count: its record and node keys in the node
@@ -16,8 +16,6 @@ const NODE_BYTES = 200;
 /** The nodes a writer's tree may keep resident. */
 export class MemoryBudget {
   private readonly budgetNodes: number;
-  /** The top levels kept whole: those that fit in half the budget; the other half is for dirty and loaded nodes. */
-  private readonly keepDepth: number;
   /** Unknown at open (after a replay): the first commit sweeps. */
   private resident: number;
   /** Keys in the tree at the last commit. */
@@ -25,8 +23,6 @@ export class MemoryBudget {
 
   constructor(budgetMiB: number, size: number) {
     this.budgetNodes = Math.floor((budgetMiB * 1024 * 1024) / NODE_BYTES);
-    // Depths 0..d hold 2^(d+1) − 1 nodes.
-    this.keepDepth = Math.max(1, Math.floor(Math.log2(this.budgetNodes / 2)) - 1);
     this.resident = this.budgetNodes;
     this.size = size;
   }
@@ -44,11 +40,15 @@ export class MemoryBudget {
   }
 
   /**
-   * Evicts the clean nodes below the kept levels of `root`, whose version is on disk. True when what stays is still
-   * mostly dirty: the next commit should checkpoint, so that it can be evicted.
+   * Evicts the clean nodes of `root` (whose version is on disk) below the deepest levels that fit in three quarters
+   * of the budget with the dirty nodes, so that the top of the tree stays whole and as much of it as fits. True when
+   * the dirty nodes alone take half the budget: the next commit should checkpoint, so that they can be evicted.
    */
   evict(t: NodeTable, root: number): boolean {
-    this.resident = evict(t, root, this.keepDepth);
-    return this.resident > this.budgetNodes * 0.75;
+    const counts = residentByDepth(t, root);
+    const keepDepth = keepDepthFor(counts, this.budgetNodes * 0.75);
+    this.resident = evict(t, root, keepDepth);
+    const dirty = counts.dirty.reduce((a, n) => a + (n ?? 0), 0);
+    return dirty > this.budgetNodes / 2;
   }
 }
