@@ -86,6 +86,35 @@ describe("Tree.open", () => {
     t.close();
   });
 
+  it("a clean close makes the last version a checkpoint, so that a reopen replays nothing", () => {
+    const dir = tempDir();
+    const checkpoints = (): number[] => {
+      const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+      try {
+        return db.prepare("SELECT version FROM versions WHERE checkpoint = 1 ORDER BY version").pluck().all() as number[];
+      } finally {
+        db.close();
+      }
+    };
+    for (const durability of ["normal", "async"] as const) {
+      const t = Tree.open(dir, { checkpointInterval: 100, durability });
+      for (let i = 0; i < 7; i++) {
+        for (let k = 0; k < 50; k++) t.set(b(`k${durability}${i}-${k}`), b(`v${i}`));
+        t.remove(b(`k${durability}${i}-0`));
+        t.commit();
+      }
+      const [version, hash] = [t.version, toHex(t.hash)];
+      t.close();
+      expect(checkpoints().at(-1)).toBe(version);
+      const again = Tree.open(dir, { memoryBudgetMiB: 8 });
+      expect([again.version, toHex(again.hash)]).toEqual([version, hash]);
+      expect(again.get(b(`k${durability}6-7`))).toEqual(b("v6"));
+      // Closing again with nothing committed writes nothing more.
+      again.close();
+    }
+    expect(checkpoints()).toEqual([7, 14]);
+  });
+
   it("replays exactly when a key is set twice, or created and removed, in one version", () => {
     const dir = tempDir();
     const ops = (tree: Tree): void => {

@@ -36,6 +36,11 @@ export class CheckpointSchedule {
     this.asked = false;
   }
 
+  /** True when `latest` is not a checkpoint: closing the store should make it one. */
+  needsClose(latest: number): boolean {
+    return this.last !== latest;
+  }
+
   /** The next commit checkpoints, so that the nodes it leaves clean can be evicted. */
   askNext(): void {
     this.asked = true;

@@ -5,7 +5,7 @@
 import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
 import { initMeta, setMeta } from "./meta.js";
-import { VERSION_COLUMNS, type ImportBatch, type LeafWrite, type VersionRow, type VersionRows } from "./rows.js";
+import { VERSION_COLUMNS, type BranchRows, type ImportBatch, type LeafWrite, type VersionRow, type VersionRows } from "./rows.js";
 import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { writeTransaction } from "./write-errors.js";
@@ -48,6 +48,20 @@ export class StoreWriter {
       insertOps(this.db, v, w.firstLeaf, w.ops);
       for (const b of w.branches) insertBranch(this.db, this.shard(b.version), b);
       this.commitRow(w.version);
+    });
+  }
+
+  /**
+   * Makes stored version `version` a checkpoint after the fact: its unstored branches and the root it names, in one
+   * transaction (what a commit with a checkpoint writes, minus the rows the version already has).
+   */
+  writeCheckpoint(version: number, branches: BranchRows, rootVersion: number, rootSeq: number): void {
+    writeTransaction(this.db, `checkpointing version ${version}`, () => {
+      for (const b of branches) insertBranch(this.db, this.shard(b.version), b);
+      const set = "UPDATE versions SET checkpoint = 1, root_version = ?, root_seq = ? WHERE version = ? AND checkpoint = 0";
+      if (sql(this.db, set).run(rootVersion, rootSeq, version).changes !== 1) {
+        throw new IavlError("CORRUPT", `version ${version} is not a stored version without a checkpoint`);
+      }
     });
   }
 

@@ -9,7 +9,9 @@ import { NONE } from "../../tree/node.js";
 import type { CommitInput, Latest } from "../../tree/store-contract.js";
 import type { Connection } from "../../sqlite/connection.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
+import { collectDirty } from "../../checkpoint/dirty-branches.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
+import { storedSeq } from "../../sqlite/node-rows.js";
 import { NodeLoader } from "../node-loader.js";
 import { rebuildVersion } from "../read/rebuild.js";
 import { MemoryBudget } from "./memory-budget.js";
@@ -104,6 +106,25 @@ export class WorkingSet {
    */
   close(): IavlError | undefined {
     this.views.clear();
-    return this.writer.close();
+    const failed = this.writer.close();
+    if (failed === undefined) this.checkpointLatest();
+    return failed;
+  }
+
+  /**
+   * Writes the last version's unstored branches, unless it is a checkpoint already: a reopen then loads its root
+   * instead of replaying every version since the last checkpoint (up to an interval of them, seconds at millions of
+   * keys). Best effort: when it cannot, the store stays as it was and a reopen replays.
+   */
+  private checkpointLatest(): void {
+    const { version, root } = this.live;
+    if (version === 0 || root === NONE || !this.schedule.needsClose(version)) return;
+    const t = this.src.t;
+    const batch = collectDirty(t, root);
+    try {
+      this.store.writeCheckpoint(version, batch.rows, t.version(root), storedSeq(t.seq(root)));
+    } catch {
+      batch.undo();
+    }
   }
 }
