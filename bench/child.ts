@@ -12,20 +12,13 @@
  * @module
  */
 import { hash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
 import type { Statement } from "better-sqlite3";
 import { Tree, type OpenOptions } from "../src/index.js";
 import { layoutFile, LAYOUTS, plainDb, type Layout } from "./floors.js";
+import { rss, type Rss } from "./timing.js";
 import { Rng, type Change } from "./workload.js";
-
-/** Resident memory in MiB from /proc/self/status: all of it, anonymous (heap), and mapped files. */
-export interface Rss {
-  rss: number;
-  anon: number;
-  file: number;
-}
 
 export interface GrowResult {
   latest: number;
@@ -53,12 +46,6 @@ export interface ReaderResult {
   mismatches: number;
   errors: number;
   firstError?: string;
-}
-
-function rss(): Rss {
-  const text = readFileSync("/proc/self/status", "utf8");
-  const mib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(text)?.[1]) / 1024;
-  return { rss: mib("VmRSS"), anon: mib("RssAnon"), file: mib("RssFile") };
 }
 
 const send = (m: unknown): void => void process.send!(m as object);
