@@ -45,6 +45,11 @@ export class Child {
     return this.inbox.shift() as T;
   }
 
+  /** The child's next message if one has arrived, without waiting. */
+  poll<T>(): T | undefined {
+    return this.inbox.shift() as T | undefined;
+  }
+
   kill(): void {
     if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill();
   }

@@ -9,23 +9,19 @@
  *   writer sends after each commit (a key's value hash at a version, or null when deleted), checking every read. One
  *   batch in ten reads the writer's plain versioned tables instead (both layouts in turn): the floor. `"stop"` ends
  *   it with a {@link ReaderResult}.
+ * - `scale <dir> <perVersion>` and `scale-export <dir> <version>`: the scale section's store and its exporter beside
+ *   it (bench/scale-child.ts).
  * @module
  */
 import { hash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
 import type { Statement } from "better-sqlite3";
 import { Tree, type OpenOptions } from "../src/index.js";
 import { layoutFile, LAYOUTS, plainDb, type Layout } from "./floors.js";
+import { scaleRole } from "./scale-child.js";
+import { rss, type Rss } from "./timing.js";
 import { Rng, type Change } from "./workload.js";
-
-/** Resident memory in MiB from /proc/self/status: all of it, anonymous (heap), and mapped files. */
-export interface Rss {
-  rss: number;
-  anon: number;
-  file: number;
-}
 
 export interface GrowResult {
   latest: number;
@@ -53,12 +49,6 @@ export interface ReaderResult {
   mismatches: number;
   errors: number;
   firstError?: string;
-}
-
-function rss(): Rss {
-  const text = readFileSync("/proc/self/status", "utf8");
-  const mib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(text)?.[1]) / 1024;
-  return { rss: mib("VmRSS"), anon: mib("RssAnon"), file: mib("RssFile") };
 }
 
 const send = (m: unknown): void => void process.send!(m as object);
@@ -140,4 +130,5 @@ async function reader(dir: string, seed: number, stores: string[]): Promise<void
 const [role, dir, ...rest] = process.argv.slice(2);
 if (role === "grow") grow(dir!, rest[0] as OpenOptions["durability"]);
 else if (role === "reader") await reader(dir!, Number(rest[0]), rest.slice(1));
+else if (role === "scale" || role === "scale-export") await scaleRole(role, dir!, rest[0]!);
 else throw new Error(`bench child: unknown role ${role}`);

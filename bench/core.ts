@@ -10,7 +10,7 @@ import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 import { Tree } from "../src/index.js";
 import { HashCounter, rawHash } from "./floors.js";
 import { floorOf, type Bench } from "./report.js";
-import { consume, gc, GcWatch, int, median, sum, timeNs } from "./timing.js";
+import { consume, gc, GcWatch, int, median, nsPerGet, sum, timeNs } from "./timing.js";
 import { Rng } from "./workload.js";
 
 const CHANGES = 2_000;
@@ -130,16 +130,10 @@ export async function core(b: Bench): Promise<void> {
   const map = new Map(live.map((k) => [latin(k), tree.get(k)!]));
   const samples = Array.from({ length: 220 }, () => Array.from({ length: 1_000 }, () => live[rng.int(live.length)]!));
   const strings = samples.map((ks) => ks.map(latin));
-  const batch = <K>(ks: K[], get: (k: K) => Uint8Array | undefined): number => {
-    let found = 0;
-    const ns = timeNs(() => ks.forEach((k) => (found += get(k) === undefined ? 0 : 1)));
-    if (found !== ks.length) throw new Error("bench: a get of a live key found nothing");
-    return ns / ks.length;
-  };
   const g: number[][] = [[], [], []];
   samples.forEach((ks, s) => {
-    const r = [batch(ks, (k) => tree.get(k)), batch(strings[s]!, (k) => map.get(k))];
-    r.push(batch(ks, (k) => map.get(latin(k))));
+    const r = [nsPerGet(ks, (k) => tree.get(k)), nsPerGet(strings[s]!, (k) => map.get(k))];
+    r.push(nsPerGet(ks, (k) => map.get(latin(k))));
     if (s >= 20) r.forEach((x, i) => g[i]!.push(x)); // the first 20 warm up
   });
   const mapGet = floorOf(`Map.get, ${int(live.length)} latin1 string keys`, median(g[1]!));

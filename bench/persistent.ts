@@ -18,7 +18,7 @@ import { Child } from "./child-process.js";
 import { fasterPlain, layoutFile, LAYOUTS, layoutSql, perLayout, Plain, plainDb, type Layout } from "./floors.js";
 import { floorOf, type Bench } from "./report.js";
 import { applyToTree } from "./subjects.js";
-import { bytesOf, consume, gc, int, median, mib, sum, timeNs } from "./timing.js";
+import { bytesOf, consume, gc, int, median, mib, nsPerGet, rotated, sum, timeNs } from "./timing.js";
 import { BANK, growTo, Rng, Workload, type Change } from "./workload.js";
 
 const DEPTH = 300; // the historic get reads this many versions back
@@ -101,27 +101,16 @@ export async function persistent(b: Bench): Promise<void> {
     b.log(`get: ${samples} × 1,000 lookups each at v${tree.version}, at v${old} and on both plain tables`);
     const rng = new Rng(14);
     const pick = (pool: Uint8Array[]): Uint8Array[] => Array.from({ length: 1_000 }, () => pool[rng.int(pool.length)]!);
-    const run = (ks: Uint8Array[], get: (k: Uint8Array) => Uint8Array | undefined): number => {
-      let found = 0;
-      const ns = timeNs(() => ks.forEach((k) => (found += get(k) === undefined ? 0 : 1)));
-      if (found !== ks.length) throw new Error("bench: a get of a live key found nothing");
-      return ns / ks.length;
-    };
-    const r: number[][] = [[], [], [], []];
-    for (let s = 0; s < samples + 10; s++) {
+    // The first 10 rounds warm up.
+    const r = await rotated(samples, 10, () => {
       const [a, c, view] = [pick(latestKeys), pick(oldKeys), tree.at(old)]; // a view per batch: at(v) checks v once
-      const gets = [
-        (): number => run(a, (k) => tree.get(k)),
-        (): number => run(a, (k) => plains[0]!.get(k)),
-        (): number => run(a, (k) => plains[1]!.get(k)),
-        (): number => run(c, (k) => view.get(k)),
+      return [
+        (): number => nsPerGet(a, (k) => tree.get(k)),
+        (): number => nsPerGet(a, (k) => plains[0]!.get(k)),
+        (): number => nsPerGet(a, (k) => plains[1]!.get(k)),
+        (): number => nsPerGet(c, (k) => view.get(k)),
       ];
-      // Rotated, so that no side always runs right after another's cache misses; the first 10 rounds warm up.
-      for (let j = 0; j < 4; j++) {
-        const ns = gets[(s + j) % 4]!();
-        if (s >= 10) r[(s + j) % 4]!.push(ns);
-      }
-    }
+    });
     const floor = fasterPlain(perLayout((_, i) => median(r[i + 1]!)), "ns", `SELECT value WHERE key = ?, ${keys} keys`);
     const live = (n: number, v: number): { note: string } => ({ note: `${int(n)} sampled keys live at v${v}` });
     b.row(`get, latest version, median of ${samples} × 1,000`, median(r[0]!), "ns", floor,
@@ -136,15 +125,7 @@ export async function persistent(b: Bench): Promise<void> {
     if (nodes !== 2 * g.child.size - 1) throw new Error(`bench: the export gave ${nodes} nodes`);
     const name = `export of the ${keys}-key tree (${int(nodes)} nodes)`;
     b.row(name, nodes / (exportNs / 1e9), "nodes/s", floorOf("200,000 nodes/s (target)", 200_000), { target: 1 });
-    const iterate = (p: Plain): number => {
-      let n = 0;
-      const scan = p.db.prepare("SELECT key, value FROM kv").raw();
-      const ns = timeNs(() => {
-        while (n < nodes) for (const row of scan.iterate()) if ((consume(row), ++n >= nodes)) break;
-      });
-      return nodes / (ns / 1e9);
-    };
-    const scans = fasterPlain(perLayout((_, i) => iterate(plains[i]!)), "nodes/s", "SELECT key, value of as many rows");
+    const scans = fasterPlain(perLayout((_, i) => plains[i]!.scan(nodes)), "nodes/s", "SELECT key, value of as many rows");
     b.row("  export, context", nodes / (exportNs / 1e9), "nodes/s", scans);
   } finally {
     tree.close();

@@ -16,12 +16,13 @@ import { persistent } from "./persistent.js";
 import { prune } from "./prune.js";
 import { readers } from "./readers.js";
 import { Bench, OUT } from "./report.js";
+import { scale } from "./scale.js";
 import { serve } from "./serve.js";
 import { stateSync } from "./state-sync.js";
 import { gc } from "./timing.js";
 
 const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
-  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes,
+  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes, scale,
 };
 const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(SECTIONS).join(",")}] [--profile <section>]`;
 

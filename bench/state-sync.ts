@@ -3,13 +3,16 @@
  * section did not run), its export held in memory so that the export's cost is not in it. The floor is what any
  * importer must do: hash every node bottom-up (node:crypto sha256 over the IAVL preimages, SPEC §1), then insert the
  * rows of the store's design into plain tables of our own in one transaction (per leaf a (key, version) → value row
- * and a (version, seq) → key, hash row, per branch a (version, seq) row with its children), in both layouts.
+ * and a (version, seq) → key, hash row, per branch a (version, seq) row with its children), in both layouts. The
+ * floor takes the stream one node at a time ({@link ImportFloor}), so the scale section uses it on streams too long
+ * to hold in memory.
  * @module
  */
 import { hash } from "node:crypto";
 import { join } from "node:path";
+import type Database from "better-sqlite3";
 import { Tree, type ExportNode } from "../src/index.js";
-import { fasterPlain, layoutFile, LAYOUTS, layoutSql, perLayout, plainDb } from "./floors.js";
+import { fasterPlain, layoutFile, LAYOUTS, layoutSql, perLayout, plainDb, type Layout } from "./floors.js";
 import { grownBank } from "./persistent.js";
 import { floorOf, type Bench } from "./report.js";
 import { bytesOf, gc, int, mib, timeNs, timeNsAsync } from "./timing.js";
@@ -22,31 +25,71 @@ function uvarint(p: number, x: number): number {
   return p + 1;
 }
 
-/** Each node's hash and size, as an importer recomputes them from the post-order stream. */
-function hashAll(stream: readonly ExportNode[]): { hashes: Buffer[]; sizes: number[] } {
-  const [hashes, sizes, stack]: [Buffer[], number[], number[]] = [[], [], []];
-  stream.forEach((n, i) => {
+/** A node whose parent is still to come: what the parent's hash and row need of it. */
+type Pending = { hash: Buffer; size: number; version: number; seq: number };
+
+/**
+ * The floor of an import, fed a post-order stream one node at a time: what any importer must do. It hashes every
+ * node bottom-up and, given a file, inserts the rows of the store's design into plain tables of layout `l` in one
+ * transaction. Only the nodes whose parent is still to come are held, so a stream of any length fits in memory.
+ */
+export class ImportFloor {
+  nodes = 0;
+  private readonly stack: Pending[] = [];
+  private readonly next = new Map<number, number>();
+  private readonly db: Database.Database | undefined;
+  private readonly ins: Database.Statement[] = [];
+
+  constructor(file?: string, l?: Layout) {
+    if (file === undefined) return;
+    this.db = plainDb(file);
+    this.db.exec(`CREATE TABLE kv (key BLOB, version INTEGER, value BLOB, PRIMARY KEY (key, version))${layoutSql(l!)};
+      CREATE TABLE leaf (version INTEGER, seq INTEGER, key BLOB, hash BLOB, PRIMARY KEY (version, seq))${layoutSql(l!)};
+      CREATE TABLE branch (version INTEGER, seq INTEGER, key BLOB, height INTEGER, size INTEGER, hash BLOB,
+        left_version, left_seq, right_version, right_seq, PRIMARY KEY (version, seq))${layoutSql(l!)};
+      BEGIN IMMEDIATE`);
+    this.ins = [3, 4, 10].map((n, i) =>
+      this.db!.prepare(`INSERT INTO ${["kv", "leaf", "branch"][i]} VALUES (${Array(n).fill("?").join(", ")})`));
+  }
+
+  add(n: ExportNode): void {
+    // Node keys as in IAVL v2 (SPEC §5): per version, branches 1, 2, … and leaves 2^31 + 1, ….
+    const k = n.height === 0 ? -n.version : n.version;
+    const seq = (this.next.get(k) ?? (n.height === 0 ? 2 ** 31 : 0)) + 1;
+    this.next.set(k, seq);
+    const [kv, leaf, branch] = this.ins;
     let p: number;
+    let size = 1;
     if (n.height === 0) {
       // varint(0) ‖ varint(1) ‖ varint(version) ‖ bytes(key) ‖ bytes(sha256(value))
       p = uvarint(uvarint(uvarint(uvarint(0, 0), 2), 2 * n.version), n.key.length);
       buf.set(n.key, p);
       buf[(p += n.key.length)] = 32;
       buf.set(hash("sha256", n.value!, "buffer"), p + 1);
-      sizes.push(1);
+      const h = hash("sha256", buf.subarray(0, p + 33), "buffer");
+      kv?.run(n.key, n.version, n.value), leaf?.run(n.version, seq, n.key, h);
+      this.stack.push({ hash: h, size, version: n.version, seq });
     } else {
       // varint(height) ‖ varint(size) ‖ varint(version) ‖ bytes(left hash) ‖ bytes(right hash)
-      const [r, l] = [stack.pop()!, stack.pop()!];
-      sizes.push(sizes[l]! + sizes[r]!);
-      p = uvarint(uvarint(uvarint(0, 2 * n.height), 2 * sizes[i]!), 2 * n.version);
+      const [r, l] = [this.stack.pop()!, this.stack.pop()!];
+      size = l.size + r.size;
+      p = uvarint(uvarint(uvarint(0, 2 * n.height), 2 * size), 2 * n.version);
       [buf[p], buf[p + 33]] = [32, 32];
-      buf.set(hashes[l]!, p + 1);
-      buf.set(hashes[r]!, (p += 33) + 1);
+      buf.set(l.hash, p + 1);
+      buf.set(r.hash, (p += 33) + 1);
+      const h = hash("sha256", buf.subarray(0, p + 33), "buffer");
+      branch?.run(n.version, seq, n.key, n.height, size, h, l.version, l.seq, r.version, r.seq);
+      this.stack.push({ hash: h, size, version: n.version, seq });
     }
-    hashes.push(hash("sha256", buf.subarray(0, p + 33), "buffer"));
-    stack.push(i);
-  });
-  return { hashes, sizes };
+    this.nodes++;
+  }
+
+  /** Commits the rows; the last node's hash (the root's, after a whole stream). */
+  end(): Buffer {
+    this.db?.exec("COMMIT");
+    this.db?.close();
+    return this.stack[this.stack.length - 1]!.hash;
+  }
 }
 
 export async function stateSync(b: Bench): Promise<void> {
@@ -67,38 +110,15 @@ export async function stateSync(b: Bench): Promise<void> {
 
   gc();
   b.log("floor: hashing and inserting the same nodes");
-  let h: ReturnType<typeof hashAll> = { hashes: [], sizes: [] };
-  const hashNs = timeNs(() => (h = hashAll(stream)));
-  if (Buffer.compare(h.hashes[nodes - 1]!, root) !== 0) throw new Error("bench: the floor's hashes miss the root hash");
-  const insertNs = perLayout((l) => timeNs(() => {
-    const db = plainDb(layoutFile(dir, "nodes", l));
-    db.exec(`CREATE TABLE kv (key BLOB, version INTEGER, value BLOB, PRIMARY KEY (key, version))${layoutSql(l)};
-      CREATE TABLE leaf (version INTEGER, seq INTEGER, key BLOB, hash BLOB, PRIMARY KEY (version, seq))${layoutSql(l)};
-      CREATE TABLE branch (version INTEGER, seq INTEGER, key BLOB, height INTEGER, size INTEGER, hash BLOB,
-        left_version, left_seq, right_version, right_seq, PRIMARY KEY (version, seq))${layoutSql(l)};`);
-    const [kv, leaf, branch] = [3, 4, 10].map((n, i) =>
-      db.prepare(`INSERT INTO ${["kv", "leaf", "branch"][i]} VALUES (${Array(n).fill("?").join(", ")})`));
-    // Node keys as in IAVL v2 (SPEC §5): per version, branches 1, 2, … and leaves 2^31 + 1, ….
-    const [next, seqs, stack] = [new Map<number, number>(), [] as number[], [] as number[]];
-    db.transaction(() => stream.forEach((n, i) => {
-      const k = n.height === 0 ? -n.version : n.version;
-      const seq = (next.get(k) ?? (n.height === 0 ? 2 ** 31 : 0)) + 1;
-      next.set(k, seq);
-      seqs.push(seq);
-      if (n.height === 0) kv!.run(n.key, n.version, n.value), leaf!.run(n.version, seq, n.key, h.hashes[i]);
-      else {
-        const [r, l] = [stack.pop()!, stack.pop()!];
-        const [left, right] = [[stream[l]!.version, seqs[l]], [stream[r]!.version, seqs[r]]];
-        branch!.run(n.version, seq, n.key, n.height, h.sizes[i], h.hashes[i], ...left, ...right);
-      }
-      stack.push(i);
-    })).immediate();
-    db.close();
-  }));
-  const floorRates = perLayout((l) => nodes / ((hashNs + insertNs[l]) / 1e9));
+  const feed = (f: ImportFloor): Buffer => (stream.forEach((n) => f.add(n)), f.end());
+  let floorRoot: Buffer = Buffer.alloc(0);
+  const hashNs = timeNs(() => (floorRoot = feed(new ImportFloor())));
+  if (Buffer.compare(floorRoot, root) !== 0) throw new Error("bench: the floor's hashes miss the root hash");
+  const floorNs = perLayout((l) => timeNs(() => feed(new ImportFloor(layoutFile(dir, "nodes", l), l))));
+  const floorRates = perLayout((l) => nodes / (floorNs[l] / 1e9));
   const floor = fasterPlain(floorRates, "nodes/s", "hash every node + insert the same rows in 1 tx");
   const files = LAYOUTS.map((l) => `${l} ${int(mib(bytesOf(layoutFile(dir, "nodes", l))))}`).join(", ");
-  const note = `import ${(importNs / 1e9).toFixed(1)} s; floor hashing ${(hashNs / 1e9).toFixed(1)} s; imported store ` +
+  const note = `import ${(importNs / 1e9).toFixed(1)} s; floor hashing alone ${(hashNs / 1e9).toFixed(1)} s; imported store ` +
     `${int(mib(bytesOf(join(dir, "imported"))))} MiB, floor files ${files} MiB`;
   const name = `import via Tree.import (${int(nodes)} nodes, stream in memory)`;
   b.row(name, nodes / (importNs / 1e9), "nodes/s", floor, { target: 1.67, note });
