@@ -69,3 +69,14 @@ export class Churn {
     return out;
   }
 }
+
+/**
+ * The sizes growth reports at: 100k, 1M, 4M and 10M keys, or, with SCALE_KEYS=n in the environment (a shorter run
+ * than the full one's hours), those below n and n itself.
+ */
+export function scaleSizes(): number[] {
+  const full = [100_000, 1_000_000, 4_000_000, 10_000_000];
+  const n = Number(process.env["SCALE_KEYS"] ?? full[full.length - 1]);
+  if (!Number.isInteger(n) || n < 100_000 || n % 10_000 !== 0) throw new Error("bench: SCALE_KEYS must be a multiple of 10,000, at least 100,000");
+  return [...full.filter((k) => k < n), n];
+}

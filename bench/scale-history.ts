@@ -1,13 +1,14 @@
 /**
  * Long history, the scale section's last part (bench/scale.ts): the mixed profile ×0.3 as bench/mixed.ts runs it
- * (three `Tree.open` stores; quick: values ÷10, to keep it short), for 10,000 versions (quick: 300) with keepRecent
- * 1,000 (quick: 50). Over the last 5,000 versions (quick: 150), in windows of 1,000 (quick: 30): the commit rate and
+ * (three `Tree.open` stores, values ÷10: at full size 10,000 versions hold ~6M keys, over 100 GB here) for 10,000
+ * versions (quick: 300; SCALE_KEYS=n: n / 1,000) with keepRecent 1,000 (quick: 50; SCALE_KEYS: a tenth of the versions). Over the last 5,000 versions (quick: 150), in windows of 1,000 (quick: 30): the commit rate and
  * the three store folders' size at each window's end. The last window is measured against the one before: with the
  * automatic prunes keeping up, history should neither slow the commits nor pile up on disk (the live state still
  * grows with the profile's creates). No plain floor: the store is its own.
  * @module
  */
 import { floorOf, type Bench } from "./report.js";
+import { scaleSizes } from "./scale-data.js";
 import { load, rate, replay, scaled, treeSubject } from "./subjects.js";
 import { bytesOf, checkFree, int, mib, sum } from "./timing.js";
 import { MIXED, Workload } from "./workload.js";
@@ -15,8 +16,9 @@ import { MIXED, Workload } from "./workload.js";
 const SEED = 41;
 
 export async function history(b: Bench): Promise<void> {
-  const profiles = scaled(MIXED, { initialSize: 0.3 * 35_000, values: b.q(10, 1) });
-  const [versions, keep, window] = [b.q(300, 10_000), b.q(50, 1_000), b.q(30, 1_000)];
+  const profiles = scaled(MIXED, { initialSize: 0.3 * 35_000, values: 10 });
+  const full = Math.min(10_000, scaleSizes().at(-1)! / 1_000);
+  const [versions, keep, window] = [b.q(300, full), b.q(50, full / 10), b.q(30, full / 10)];
   const from = versions - 5 * window;
   const dir = b.dir("scale-history");
   const w = new Workload(profiles, SEED);
