@@ -9,7 +9,7 @@ import { NONE, type NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
 import type { Op } from "../../tree/version-log.js";
 import { leafKeySeq, storedSeq } from "../../sqlite/node-rows.js";
-import type { LeafWrite, VersionWrite } from "../../sqlite/rows.js";
+import type { BranchRows, LeafWrite, VersionWrite } from "../../sqlite/rows.js";
 import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
 import { collectDirty, NO_BRANCHES } from "../../checkpoint/dirty-branches.js";
 
@@ -20,6 +20,21 @@ export interface CommitRows {
   leaves: number[];
   /** Forgets the numbering given, so that a failed write leaves the tree as it was. */
   undo(): void;
+}
+
+/** The rows that make a stored version a checkpoint after the fact: its unstored branches and its root's node key. */
+export interface CheckpointRows {
+  branches: BranchRows;
+  rootVersion: number;
+  rootSeq: number;
+  /** Forgets the numbering given, so that a failed write leaves the tree as it was. */
+  undo(): void;
+}
+
+/** The {@link CheckpointRows} of the stored version whose tree is `root` (not empty). */
+export function checkpointRows(t: NodeTable, root: number): CheckpointRows {
+  const batch = collectDirty(t, root);
+  return { branches: batch.rows, rootVersion: t.version(root), rootSeq: storedSeq(t.seq(root)), undo: batch.undo };
 }
 
 /**

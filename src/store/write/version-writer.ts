@@ -10,7 +10,7 @@ import type { CommitInput } from "../../tree/store-contract.js";
 import type { StoreWriter } from "../../sqlite/store-writer.js";
 import { boundWal } from "../../sqlite/wal.js";
 import { UnlandedValues } from "./unlanded-values.js";
-import { versionRows } from "./version-rows.js";
+import { checkpointRows, versionRows } from "./version-rows.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
 
@@ -68,6 +68,18 @@ export class VersionWriter {
       throw e;
     }
     this.nextLeaf += rows.write.leaves.length;
+  }
+
+  /** Makes stored `version`, whose tree is `root` (not empty), a checkpoint; false, with nothing changed, when it cannot. */
+  checkpoint(t: NodeTable, version: number, root: number): boolean {
+    const rows = checkpointRows(t, root);
+    try {
+      this.store.writeCheckpoint(version, rows.branches, rows.rootVersion, rows.rootSeq);
+      return true;
+    } catch {
+      rows.undo();
+      return false;
+    }
   }
 
   /** True once `version` is on disk (false when the writer thread failed first). */

@@ -9,9 +9,7 @@ import { NONE } from "../../tree/node.js";
 import type { CommitInput, Latest } from "../../tree/store-contract.js";
 import type { Connection } from "../../sqlite/connection.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
-import { collectDirty } from "../../checkpoint/dirty-branches.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
-import { storedSeq } from "../../sqlite/node-rows.js";
 import { NodeLoader } from "../node-loader.js";
 import { rebuildVersion } from "../read/rebuild.js";
 import { MemoryBudget } from "./memory-budget.js";
@@ -119,12 +117,6 @@ export class WorkingSet {
   private checkpointLatest(): void {
     const { version, root } = this.live;
     if (version === 0 || root === NONE || !this.schedule.needsClose(version)) return;
-    const t = this.src.t;
-    const batch = collectDirty(t, root);
-    try {
-      this.store.writeCheckpoint(version, batch.rows, t.version(root), storedSeq(t.seq(root)));
-    } catch {
-      batch.undo();
-    }
+    this.writer.checkpoint(this.src.t, version, root);
   }
 }
