@@ -10,7 +10,7 @@ export type { MemoryOptions, OpenOptions, ImportOptions } from "./api/options.js
 export { EMPTY_HASH } from "./base/hash.js";
 export { toHex, fromHex } from "./base/bytes.js";
 export type { ExportNode } from "./tree/export-node.js";
-export type { KeyChange, VersionChange } from "./tree/store-contract.js";
+export type { HistoryEntry, HistoryOptions, KeyChange, KeyHistory, VersionChange } from "./tree/store-contract.js";
 export type { PruneResult, PruneProgress } from "./prune/pruner.js";
 export type { PruneOptions } from "./api/backend.js";
 export { Importer, buildTree, buildTreeAsync, type ImporterOptions } from "./tree/importer.js";

@@ -4,7 +4,7 @@
  */
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { PruneProgress, PruneResult } from "../prune/pruner.js";
-import type { CommitInput, KeyChange, Latest, WorkingStore } from "../tree/store-contract.js";
+import type { CommitInput, HistoryQuery, KeyChange, KeyHistory, Latest, WorkingStore } from "../tree/store-contract.js";
 
 /** Options of a prune. */
 export interface PruneOptions {
@@ -27,6 +27,8 @@ export interface Backend extends WorkingStore {
   view(version: number, alive: () => void): ReadonlyTree;
   /** The net changes that made committed `version`, in key order (see {@link Tree.changes}). */
   changes(version: number, alive: () => void): Iterable<KeyChange>;
+  /** A page of `key`'s history up to committed version `latest` (see {@link Tree.history}); `alive` as for views. */
+  history(key: Uint8Array, q: HistoryQuery, latest: number, alive: () => void): KeyHistory;
   /** Committed versions still readable, oldest first. */
   versions(): number[];
   /** Removes committed versions ≤ `upTo` (never the latest; with `keepEvery`, not its checkpointed multiples). */

@@ -14,7 +14,7 @@ import { WorkingSet } from "../store/write/working-set.js";
 import { Pruner, type PruneResult } from "../prune/pruner.js";
 import type { Backend, PruneOptions } from "./backend.js";
 import type { ResolvedOpenOptions } from "./options.js";
-import type { CommitInput, KeyChange, Latest } from "../tree/store-contract.js";
+import type { CommitInput, HistoryQuery, KeyChange, KeyHistory, Latest } from "../tree/store-contract.js";
 
 /**
  * The share of the file an automatic prune leaves free: the commits that follow fill those pages again, so returning
@@ -105,6 +105,10 @@ export class DiskBackend implements Backend {
 
   changes(version: number, alive: () => void): Iterable<KeyChange> {
     return this.set.views.changes(version, alive);
+  }
+
+  history(key: Uint8Array, q: HistoryQuery, latest: number): KeyHistory {
+    return this.set.views.history(key, q, latest);
   }
 
   versions(): number[] {

@@ -10,7 +10,10 @@ import { memoryValue, RootView } from "../tree/root-view.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { PruneResult } from "../prune/pruner.js";
 import type { Backend, PruneOptions } from "./backend.js";
-import type { CommitInput, KeyChange, Latest } from "../tree/store-contract.js";
+import { type CommitInput, type HistoryEntry, historyPage, type HistoryQuery, historyRange, type KeyChange, type KeyHistory, type Latest } from "../tree/store-contract.js";
+import { findLeaf } from "../tree/read.js";
+import { latin1 } from "../base/bytes.js";
+import { NONE } from "../tree/node.js";
 
 /** Keeps every committed root in memory. */
 export class MemoryBackend implements Backend {
@@ -55,6 +58,37 @@ export class MemoryBackend implements Backend {
     }
     const before = version > this.first ? this.roots.get(version - 1)! : 0;
     return diffTrees(before, after.tree, version - 1, this.src, memoryValue).map((c) => ({ key: c.key, value: c.value?.slice() ?? null }));
+  }
+
+  history(key: Uint8Array, q: HistoryQuery, latest: number, alive: () => void): KeyHistory {
+    alive();
+    // Changes are known where the version before is kept too: from the first version of the unbroken kept run.
+    let unbroken: number | undefined = this.roots.has(latest) ? latest : undefined;
+    while (unbroken !== undefined && unbroken > this.first && this.roots.has(unbroken - 1)) unbroken--;
+    const range = historyRange(q, unbroken, latest);
+    const k = latin1(key);
+    // A leaf of version v under v's root: the key was set at v; gone from a root that had it: removed there.
+    const leafAt = (v: number): number => (this.roots.has(v) ? findLeaf(this.roots.get(v)!, k, this.src) : NONE);
+    const entryAt = (v: number): HistoryEntry | undefined => {
+      const leaf = leafAt(v);
+      if (leaf !== NONE) return this.t.version(leaf) === v ? { version: v, value: this.t.value(leaf)!.slice() } : undefined;
+      return leafAt(v - 1) !== NONE ? { version: v, value: null } : undefined;
+    };
+    const rows: HistoryEntry[] = [];
+    const step = q.reverse ? 1 : -1;
+    for (let v = q.reverse ? range.from : range.to; v >= range.from && v <= range.to && rows.length <= q.limit; v += step) {
+      const e = entryAt(v);
+      if (e !== undefined) rows.push(e);
+    }
+    if (!q.before) return historyPage(range, q, rows);
+    let before: HistoryEntry | null | undefined = range.from === this.first ? null : undefined;
+    if (range.from > unbroken!) {
+      const leaf = leafAt(range.from - 1);
+      before = leaf === NONE ? null : { version: this.t.version(leaf), value: this.t.value(leaf)!.slice() };
+      // Removed: the version of the removal is the last one before from − 1 whose tree had it.
+      if (leaf === NONE) for (let v = range.from - 1; v > unbroken! && before === null; v--) before = entryAt(v) ?? null;
+    }
+    return historyPage(range, q, rows, before);
   }
 
   view(version: number, alive: () => void): ReadonlyTree {

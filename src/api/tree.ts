@@ -7,7 +7,7 @@ import { checkIterateOptions, checkKey, checkObject, checkString, checkValue, ch
 import { digestBytes } from "../base/hash.js";
 import type { ExportNode } from "../tree/export-node.js";
 import type { CommitmentProof, IterateOptions, ReadonlyTree } from "../tree/readonly-tree.js";
-import { checkVersionRange, type VersionChange } from "../tree/store-contract.js";
+import { checkVersionRange, type HistoryOptions, historyQuery, type KeyHistory, type VersionChange } from "../tree/store-contract.js";
 import { WorkingTree } from "../tree/working-tree.js";
 import { ReadOnlyStore } from "../store/read/read-only-store.js";
 import type { PruneResult } from "../prune/pruner.js";
@@ -170,6 +170,20 @@ export class Tree {
     for (let v = from; v <= to; v++) {
       for (const c of this.backend.changes(v, () => this.open())) yield { version: v, key: c.key, value: c.value };
     }
+  }
+
+  /**
+   * The versions where `key` was set (with its value) or removed (value null), newest first unless `reverse`, in
+   * pages of `limit` (`next` names where the next page starts). `from` defaults to, and is raised to, the oldest
+   * version from which every version's changes are kept; `to` defaults to the latest. With `before`, also the key's
+   * last change before `from`. A store answers from one range of its `(key, version)` index: no replay, no tree walk.
+   */
+  history(key: Uint8Array, options?: HistoryOptions): KeyHistory {
+    this.open();
+    checkKey(key);
+    const q = historyQuery(options);
+    if (this.state.version === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
+    return this.backend.history(key, q, this.state.version, () => this.open());
   }
 
   /** The committed versions still readable, oldest first. */

@@ -70,6 +70,11 @@ export function mapFile(db: Connection, bytes: number): void {
   db.pragma(`mmap_size = ${bytes}`);
 }
 
+/** Runs `read`'s statements in one read transaction, so that they all see one state of the file. */
+export function snapshot<T>(db: Connection, read: () => T): T {
+  return db.transaction(read)();
+}
+
 /** Moves every page of the WAL into the database file and empties the WAL. */
 export function checkpointWal(db: Connection): void {
   db.pragma("wal_checkpoint(TRUNCATE)");

@@ -17,6 +17,12 @@ export interface LeafPageRow {
   value: Uint8Array | null;
 }
 
+/** A key's row at a version: its value, or null where the version removed it. */
+export interface KeyRow {
+  version: number;
+  value: Uint8Array | null;
+}
+
 /** Reads of leaves rows. */
 export class LeafReader {
   private readonly valueAtStmt: Statement;
@@ -31,6 +37,22 @@ export class LeafReader {
   valueAt(key: Uint8Array, version: number): Uint8Array | null | undefined {
     const r = this.valueAtStmt.get(key, version) as Row | undefined;
     return r === undefined ? undefined : r[0] === null ? null : blob(r[0]);
+  }
+
+  /**
+   * The rows of `key` at versions `from` … `to`, newest first (oldest first with `oldestFirst`), at most `limit`: one
+   * range of the `(key, version)` index.
+   */
+  history(key: Uint8Array, from: number, to: number, limit: number, oldestFirst: boolean): KeyRow[] {
+    const order = oldestFirst ? "ASC" : "DESC";
+    const q = `SELECT version, hash IS NULL, value FROM leaves WHERE key = ? AND version >= ? AND version <= ? ORDER BY version ${order} LIMIT ?`;
+    return (sql(this.db, q).raw().all(key, from, to, limit) as Row[]).map(keyRow);
+  }
+
+  /** The newest row of `key` before `version`, if any. */
+  before(key: Uint8Array, version: number): KeyRow | undefined {
+    const r = sql(this.db, "SELECT version, hash IS NULL, value FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw().get(key, version);
+    return r === undefined ? undefined : keyRow(r as Row);
   }
 
   /**
@@ -123,3 +145,5 @@ export class LeafReader {
     return { rows, next: all.length < limit ? undefined : blob(all[all.length - 1]![2]) };
   }
 }
+
+const keyRow = (r: Row): KeyRow => ({ version: r[0] as number, value: r[1] === 1 || r[2] === null ? null : blob(r[2]) });

@@ -59,6 +59,23 @@ export class VersionReader {
     return (sql(this.db, "SELECT min(version) FROM versions").pluck().get() as number | null) ?? undefined;
   }
 
+  /**
+   * The first version of the unbroken run of kept versions that ends at the latest (undefined: none kept): every
+   * version's changes from it on are in the leaves rows, where pruning around kept snapshots leaves gaps before it.
+   */
+  unbrokenFrom(): number | undefined {
+    const [min, max, count] = sql(this.db, "SELECT min(version), max(version), count(*) FROM versions").raw().get() as [number | null, number | null, number];
+    if (min === null || max === null || count === max - min + 1) return min ?? undefined;
+    const gap = "SELECT max(version) FROM versions v WHERE version < ? AND NOT EXISTS (SELECT 1 FROM versions w WHERE w.version = v.version + 1)";
+    const lastBeforeGap = sql(this.db, gap).pluck().get(max) as number;
+    return sql(this.db, "SELECT min(version) FROM versions WHERE version > ?").pluck().get(lastBeforeGap) as number;
+  }
+
+  /** Versions up to which leaves rows may have been pruned (an import counts as a prune up to its version). */
+  leavesPrunedTo(): number | undefined {
+    return metaNumber(this.db, "leaves_pruned_to");
+  }
+
   /** The first version this store ever committed (or imported). */
   first(): number {
     return metaNumber(this.db, "first_version") ?? 1;

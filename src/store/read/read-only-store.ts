@@ -5,16 +5,16 @@
  */
 import { IavlError } from "../../base/errors.js";
 import { EMPTY_HASH } from "../../base/hash.js";
-import { checkIterateOptions, checkVersion } from "../../base/validate.js";
+import { checkIterateOptions, checkKey, checkVersion } from "../../base/validate.js";
 import type { ExportNode } from "../../tree/export-node.js";
 import type { AuditOptions, AuditReport, CommitmentProof, IterateOptions, ReadonlyTree } from "../../tree/readonly-tree.js";
-import type { Connection } from "../../sqlite/connection.js";
 import { openFolderReadOnly } from "../folder.js";
 import { StoreReader } from "../../sqlite/store-reader.js";
 import { RebuiltTrees } from "./rebuild.js";
 import { VersionView } from "./version-view.js";
 import { startRead, VersionRead, type ReadStart } from "./version-read.js";
-import { type VersionChange, checkVersionRange } from "../../tree/store-contract.js";
+import { checkVersionRange, type HistoryOptions, historyQuery, type KeyHistory, type VersionChange } from "../../tree/store-contract.js";
+import { storedHistory } from "./key-history.js";
 
 /**
  * Reads of a store that another process (or this one) writes. Every read sees one committed version whole, or
@@ -29,7 +29,7 @@ export class ReadOnlyStore implements ReadonlyTree {
   private refreshedSince = 0;
   private closed = false;
 
-  private constructor(private readonly db: Connection) {
+  private constructor(db: ReturnType<typeof openFolderReadOnly>) {
     this.store = new StoreReader(db);
     this.trees = new RebuiltTrees(this.store);
     this.refresh();
@@ -158,6 +158,22 @@ export class ReadOnlyStore implements ReadonlyTree {
     }
   }
 
+  /**
+   * A page of `key`'s history up to the version this handle reads, as `Tree.history` gives it; `VERSION_ROLLED_BACK`
+   * when a rollback since the last {@link refresh} replaced that version.
+   */
+  history(key: Uint8Array, options?: HistoryOptions): KeyHistory {
+    this.open();
+    checkKey(key);
+    const q = historyQuery(options);
+    if (this.version === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
+    const h = storedHistory(this.store, key, q, this.version);
+    if (this.store.versions.state(this.version, this.refreshedSince) === "rolled-back") {
+      throw new IavlError("VERSION_ROLLED_BACK", `version ${this.version} was replaced by a rollback since this handle's refresh`);
+    }
+    return h;
+  }
+
   /** The committed versions kept, oldest first. */
   versions(): number[] {
     this.open();
@@ -169,7 +185,7 @@ export class ReadOnlyStore implements ReadonlyTree {
     if (this.closed) return;
     this.closed = true;
     this.trees.clear();
-    this.db.close();
+    this.store.db.close();
   }
 
   private current(): VersionView | undefined {

@@ -4,7 +4,8 @@
  * @module
  */
 import type { ReadonlyTree } from "../../tree/readonly-tree.js";
-import type { KeyChange, Latest, ValueOf } from "../../tree/store-contract.js";
+import type { HistoryQuery, KeyChange, KeyHistory, Latest, ValueOf } from "../../tree/store-contract.js";
+import { storedHistory } from "../read/key-history.js";
 import type { VersionRow } from "../../sqlite/rows.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
 import type { NodeLoader } from "../node-loader.js";
@@ -37,6 +38,12 @@ export class WriterViews {
   /** The net changes that made committed `version`, in key order. */
   changes(version: number, alive: () => void): Iterable<KeyChange> {
     return this.open(version, alive).changes();
+  }
+
+  /** A page of `key`'s history up to committed version `latest`, once that version has landed. */
+  history(key: Uint8Array, q: HistoryQuery, latest: number): KeyHistory {
+    if (this.queue !== undefined && latest > this.queue.durable) this.queue.waitFor(latest);
+    return storedHistory(this.read, key, q, latest);
   }
 
   /** Committed versions still readable, oldest first (those still in flight to the writer thread too). */
