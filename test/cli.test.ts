@@ -162,6 +162,36 @@ describe("iavlite get", () => {
   });
 });
 
+describe("iavlite history", () => {
+  it("prints the versions where a key changed, newest first, reversed, limited, as JSON lines, and refuses a span past the latest", async () => {
+    // The model's changes of every key: a set where the value differs from the version before, a removal where it went.
+    const changesOf = (k: string): string[] =>
+      model.slice(1).flatMap((m, i) => {
+        const [now, before] = [m.get(k), model[i]!.get(k)];
+        if (now === before) return [];
+        return [now === undefined ? `${i + 1}  removed` : `${i + 1}  set      ${now}`];
+      });
+    const key = [...model[VERSIONS]!.keys(), ...model[5]!.keys()].sort((a, b) => changesOf(b).length - changesOf(a).length)[0]!;
+    const all = changesOf(key);
+    expect(all.length).toBeGreaterThan(2);
+    const [newest, reversed, limited, json, late, bad] = await Promise.all([
+      cli(["history", store, key]),
+      cli(["history", store, key, "--reverse", "--from", "3"]),
+      cli(["history", store, key, "--limit", "2"]),
+      cli(["history", store, key, "--json", "--to", "8"]),
+      cli(["history", store, key, "--to", "11"]),
+      cli(["history", store, key, "--from", "5", "--to", "4"]),
+    ]);
+    expect([newest.code, lines(newest.stdout)]).toEqual([0, [...all].reverse()]);
+    expect(lines(reversed.stdout)).toEqual(all.filter((l) => Number(l.split(" ")[0]) >= 3));
+    expect(lines(limited.stdout)).toEqual([...all].reverse().slice(0, 2));
+    const parsed = lines(json.stdout).map((l) => JSON.parse(l) as { version: number; value: string | null });
+    expect(parsed.map((e) => `${e.version}  ${e.value === null ? "removed" : `set      ${e.value}`}`)).toEqual([...all].reverse().filter((l) => Number(l.split(" ")[0]) <= 8));
+    expect([late.code, lines(late.stderr)[0]]).toEqual([1, `iavlite: VERSION_NOT_FOUND: version 11 was never committed (latest is ${VERSIONS})`]);
+    expect([bad.code, lines(bad.stderr)]).toEqual([2, ["iavlite: --from 5 is after --to 4"]]);
+  });
+});
+
 describe("iavlite verify", () => {
   it("passes a sound store and names the key whose value row was corrupted", async () => {
     const d = copy();

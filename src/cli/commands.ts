@@ -7,6 +7,7 @@ import { registerBench } from "./bench.js";
 import { registerChanges } from "./changes.js";
 import { registerExport } from "./export.js";
 import { registerGet } from "./get.js";
+import { registerHistory } from "./history.js";
 import { registerImport } from "./import.js";
 import { registerInfo } from "./info.js";
 import { registerPrune } from "./prune.js";
@@ -25,6 +26,7 @@ export const COMMANDS: readonly Registrar[] = [
   registerInfo,
   registerGet,
   registerChanges,
+  registerHistory,
   registerVerify,
   registerPrune,
   registerRollback,

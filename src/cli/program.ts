@@ -23,7 +23,7 @@ Multi-store folders (as npm start makes: ./data with stores/bank, stores/lockup,
   store; prune prunes them all to one version; rollback rolls them all and the commit marker back together and
   refuses --store; export writes one store's stream, so it needs one --store. With --json, stdout holds one value
   naming each store: {"stores":[{"name":"bank",...},...]} beside the folder's fields (info: version, appHash);
-  changes --json prints one object per line, each with its "store".
+  changes and history --json print one object per line, each with its "store".
 
 Version: iavlite --version (or -V) prints it.
 
@@ -37,6 +37,7 @@ Examples (on ./data as one npm start leaves it: versions 201 … 300; <key> is a
   $ iavlite get ./data --hex <key>                        # the key in every store
   $ iavlite get ./data --store bank --hex <key> --version 290 --prove
   $ iavlite changes ./data --store bank --from 281 --to 290 --json --hex
+  $ iavlite history ./data --store bank --hex <key> --limit 10   # the versions where the key changed, newest first
   $ iavlite verify ./data --all
   $ iavlite prune ./data --keep-recent 50                 # every store to the same version
   $ iavlite rollback ./data --to 290                      # shows what would be deleted, exit 1
