@@ -27,10 +27,26 @@ export interface KeyRow {
 export class LeafReader {
   private readonly valueAtStmt: Statement;
   private readonly leafStmt: Statement;
+  private readonly valueCheckedStmt: Statement;
 
   constructor(private readonly db: Connection) {
     this.valueAtStmt = db.prepare("SELECT value FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
     this.leafStmt = db.prepare("SELECT version, key, hash FROM leaves WHERE id = ?").raw();
+    this.valueCheckedStmt = db
+      .prepare(
+        "SELECT (SELECT value FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1), " +
+          "(SELECT 1 FROM versions WHERE version = ?), (SELECT value FROM meta WHERE name = 'rollbacks')",
+      )
+      .raw();
+  }
+
+  /**
+   * The value of `key` at `version` (undefined when absent), read with what tells whether the version is still kept
+   * ({@link VersionReader.stateOf}'s `present` and `rollbacks`): a historic get in one statement, not two.
+   */
+  valueChecked(key: Uint8Array, version: number): [value: Uint8Array | undefined, present: number | null, rollbacks: number | null] {
+    const r = this.valueCheckedStmt.get(key, version, version) as [unknown, number | null, number | null];
+    return [r[0] === null ? undefined : blob(r[0]), r[1], r[2]];
   }
 
   /** The value of `key` at `version`: the bytes, null when removed, undefined when never set up to then. */

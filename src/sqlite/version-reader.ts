@@ -106,6 +106,11 @@ export class VersionReader {
    */
   state(version: number, since: number): VersionState {
     const [present, rollbacks] = this.stateStmt.get(version) as [number | null, number | null];
+    return this.stateOf(version, since, present, rollbacks);
+  }
+
+  /** {@link state} from what a statement read of it: the version's row (1 when present) and the rollbacks recorded. */
+  stateOf(version: number, since: number, present: number | null, rollbacks: number | null): VersionState {
     if ((rollbacks ?? 0) !== since && rolledBackSince(this.db, since, version)) return "rolled-back";
     return present === 1 ? "kept" : "pruned";
   }

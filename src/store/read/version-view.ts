@@ -50,7 +50,7 @@ export class VersionView implements ReadonlyTree {
 
   get(key: Uint8Array): Uint8Array | undefined {
     checkKey(key);
-    return this.read(() => this.store.leaves.valueAt(key, this.row.version) ?? undefined);
+    return this.v.value(key);
   }
 
   has(key: Uint8Array): boolean {
