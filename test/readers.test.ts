@@ -66,7 +66,7 @@ describe("read-only processes beside a writer", () => {
     expect(r.version).toBe(20);
     expect(r.refresh()).toBe(21);
     expect(r.get(enc.encode("new"))).toEqual(enc.encode("x"));
-    expect((r as unknown as { db: { readonly: boolean } }).db.readonly).toBe(true);
+    expect((r as unknown as { store: { db: { readonly: boolean } } }).store.db.readonly).toBe(true);
     r.close();
     t.close();
   });
