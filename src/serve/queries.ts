@@ -9,6 +9,7 @@ import { IavlError, isIavlError } from "../base/errors.js";
 import { ApiError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
+import type { KeyHistory } from "../tree/store-contract.js";
 
 /** A height given as decimal digits (or a number, as JSON-RPC may send it); NaN when it is not a safe integer ≥ 0. */
 export function decimalHeight(h: unknown): number {
@@ -127,4 +128,26 @@ export function queryRange(f: Follower, store: string, r: RangeRequest, limits: 
     bytes += pair[0].length + pair[1].length;
   }
   return { height: v, pairs, next };
+}
+
+/** What a history request asks. */
+export interface HistoryRequest {
+  key: Uint8Array;
+  from?: number | undefined;
+  /** The last version searched; default the latest every store holds. */
+  to?: number | undefined;
+  limit: number;
+  reverse: boolean;
+}
+
+/**
+ * A page of the versions where `key` changed in `store` (see `Tree.history`), up to a version every store holds
+ * whole; each entry can be proven at its version with `/v1/query`.
+ */
+export function queryHistory(f: Follower, store: string, r: HistoryRequest, limits: Limits): KeyHistory {
+  if (!Number.isSafeInteger(r.limit) || r.limit < 1 || r.limit > limits.maxRangeLimit) {
+    throw new IavlError("INVALID_ARGUMENT", `limit must be an integer in 1..${limits.maxRangeLimit}, got ${r.limit}`);
+  }
+  const to = f.resolve(r.to);
+  return f.reader.store(store).history(r.key, { from: r.from, to, limit: r.limit, reverse: r.reverse });
 }

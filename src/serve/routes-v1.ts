@@ -1,5 +1,6 @@
 /**
- * The v1 HTTP API (a fastify plugin under `/v1`): `GET /v1/status`, `GET /v1/query`, `GET /v1/range`, and the NDJSON
+ * The v1 HTTP API (a fastify plugin under `/v1`): `GET /v1/status`, `GET /v1/query`, `GET /v1/range`,
+ * `GET /v1/history`, and the NDJSON
  * stream `GET /v1/changes` (changes.ts). Bytes are lowercase hex without `0x`; each route's JSON schema validates its
  * query string and serializes its answer.
  * Errors answer `{ "error": { "code", "message" } }` (errors.ts).
@@ -12,7 +13,7 @@ import { changeStream } from "./changes.js";
 import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
-import { decimalHeight, pickStore, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
+import { decimalHeight, pickStore, queryHistory, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the v1 routes need. */
@@ -170,6 +171,51 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
       reverse: q.reverse === "true",
     }, limits);
     return { height: page.height, pairs: page.pairs.map(([k, v]) => ({ key: toHex(k), value: toHex(v) })), next: hexOrNull(page.next) };
+  });
+
+  // Paged like /range: `next` is the `to` of the next page (its `from` when reversing); each entry proves with /query.
+  app.get<{ Querystring: { store?: string; key: string; from?: string; to?: string; limit?: string; reverse?: string } }>("/history", {
+    schema: {
+      querystring: {
+        type: "object",
+        properties: {
+          store: { type: "string" },
+          key: keyParam,
+          from: heightParam,
+          to: heightParam,
+          limit: { type: "string", pattern: "^[0-9]{1,9}$" },
+          reverse: boolParam,
+        },
+        required: ["key"],
+      },
+      response: {
+        200: {
+          type: "object",
+          properties: {
+            key: hex,
+            from: { type: "integer" },
+            to: { type: "integer" },
+            entries: { type: "array", items: { type: "object", properties: { version: { type: "integer" }, value: hexOrNullSchema }, required: ["version", "value"] } },
+            next: { type: ["integer", "null"] },
+          },
+          required: ["key", "from", "to", "entries", "next"],
+        },
+        ...errors,
+      },
+    },
+  }, async (req) => {
+    const q = req.query;
+    const store = pickStore(f, q.store);
+    const key = parseHex(q.key, "key", limits.maxKeyBytes);
+    const page = queryHistory(f, store, {
+      key,
+      from: parseHeight(q.from, "from"),
+      to: parseHeight(q.to, "to"),
+      limit: q.limit === undefined ? 100 : Number(q.limit),
+      reverse: q.reverse === "true",
+    }, limits);
+    const entries = page.entries.map((e) => ({ version: e.version, value: hexOrNull(e.value) }));
+    return { key: toHex(key), from: page.from, to: page.to, entries, next: page.next ?? null };
   });
 
   // NDJSON, streamed as the client reads; no response schema for the 200 (it is not one JSON value).
