@@ -61,14 +61,12 @@ export class VersionReader {
 
   /**
    * The first version of the unbroken run of kept versions that ends at the latest (undefined: none kept): every
-   * version's changes from it on are in the leaves rows, where pruning around kept snapshots leaves gaps before it.
+   * version's changes from it on are in the leaves rows. A prune keeps every version after the point it pruned to,
+   * and below it only snapshots, whose changes are gone with the versions around them; so one seek, not a scan.
    */
   unbrokenFrom(): number | undefined {
-    const [min, max, count] = sql(this.db, "SELECT min(version), max(version), count(*) FROM versions").raw().get() as [number | null, number | null, number];
-    if (min === null || max === null || count === max - min + 1) return min ?? undefined;
-    const gap = "SELECT max(version) FROM versions v WHERE version < ? AND NOT EXISTS (SELECT 1 FROM versions w WHERE w.version = v.version + 1)";
-    const lastBeforeGap = sql(this.db, gap).pluck().get(max) as number;
-    return sql(this.db, "SELECT min(version) FROM versions WHERE version > ?").pluck().get(lastBeforeGap) as number;
+    const q = "SELECT min(version) FROM versions WHERE version > coalesce((SELECT value FROM meta WHERE name = 'pruned_to'), 0)";
+    return (sql(this.db, q).pluck().get() as number | null) ?? undefined;
   }
 
   /** Versions up to which leaves rows may have been pruned (an import counts as a prune up to its version). */
