@@ -9,6 +9,7 @@ import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { changes } from "./changes.js";
+import { history } from "./history.js";
 import { core } from "./core.js";
 import { mixed } from "./mixed.js";
 import { multi } from "./multi.js";
@@ -22,7 +23,7 @@ import { stateSync } from "./state-sync.js";
 import { gc } from "./timing.js";
 
 const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
-  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes, scale,
+  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes, scale, history,
 };
 const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(SECTIONS).join(",")}] [--profile <section>]`;
 

@@ -1,0 +1,81 @@
+/**
+ * A key's history: `history(key)` of a read-only handle and `GET /v1/history` of a live service (JSON over loopback,
+ * the client in the same process), for a key changed in every tenth of 1,000 versions (quick: 200) among 1M keys
+ * (quick: 100k) with 1,000 other changes a version, all versions kept, against plain SQL reading the same rows: one
+ * range of the leaves table's `(key, version)` index, newest first, 100 rows. The three alternate, medians kept.
+ * @module
+ */
+import { join } from "node:path";
+import { Tree } from "../src/index.js";
+import { startServer } from "../src/serve/server.js";
+import { plainDb } from "./floors.js";
+import { floorOf, type Bench } from "./report.js";
+import { keyOf, valueOf } from "./scale-data.js";
+import { consume, int, median, timeNs, timeNsAsync } from "./timing.js";
+import { Rng } from "./workload.js";
+
+/** Versions apart at which the key whose history is read changes. */
+const EVERY = 10;
+const LIMIT = 100;
+
+export async function history(b: Bench): Promise<void> {
+  const [keys, versions, rounds] = [b.q(100_000, 1_000_000), b.q(200, 1_000), b.q(200, 1_000)];
+  const dir = b.dir("history");
+  const store = join(dir, "store");
+  const hot = keyOf(keys); // a key of its own, outside the others
+  b.log(`${int(keys)} keys, then ${versions} versions × 1,000 changes, one key changed every ${EVERY}th`);
+  const t = Tree.open(store);
+  for (let i = 0; i < keys; i++) t.set(keyOf(i), valueOf(i, 1));
+  t.commit();
+  const rng = new Rng(26);
+  for (let v = 2; v <= versions + 1; v++) {
+    for (let j = 0; j < 1_000; j++) {
+      const i = rng.int(keys);
+      t.set(keyOf(i), valueOf(i, v));
+    }
+    if (v % EVERY === 0) t.set(hot, valueOf(keys, v));
+    t.commit();
+  }
+  const latest = t.version;
+  t.close();
+
+  const reader = Tree.openReadOnly(store);
+  const service = await startServer(store, { port: 0 });
+  const url = `${service.url}/v1/history?key=${Buffer.from(hot).toString("hex")}&limit=${LIMIT}`;
+  const db = plainDb(join(store, "iavl.sqlite"), true);
+  const scan = db.prepare(`SELECT version, value FROM leaves WHERE key = ? AND version >= 1 AND version <= ? ORDER BY version DESC LIMIT ${LIMIT}`).raw();
+  const count = (n: number, what: string): void => {
+    if (n !== Math.min(LIMIT, Math.floor(latest / EVERY))) throw new Error(`bench: ${what} gave ${n} entries`);
+  };
+  const ns = { floor: [] as number[], lib: [] as number[], http: [] as number[] };
+  for (let r = 0; r < rounds + 10; r++) {
+    const keep = r >= 10; // the first 10 rounds warm up
+    let n = 0;
+    const floorNs = timeNs(() => {
+      const rows = scan.all(hot, latest) as Array<[number, Uint8Array]>;
+      consume(rows);
+      n = rows.length;
+    });
+    count(n, "the plain scan");
+    const libNs = timeNs(() => (n = reader.history(hot, { limit: LIMIT }).entries.length));
+    count(n, "history()");
+    const httpNs = await timeNsAsync(async () => {
+      const res = await fetch(url);
+      n = ((await res.json()) as { entries: unknown[] }).entries.length;
+    });
+    count(n, "GET /v1/history");
+    if (keep) ns.floor.push(floorNs), ns.lib.push(libNs), ns.http.push(httpNs);
+  }
+  db.close();
+  reader.close();
+  await service.close();
+
+  const floor = floorOf(`plain SQL: the same ${LIMIT} rows by the (key, version) index`, median(ns.floor));
+  const changed = Math.floor(latest / EVERY);
+  const what = `${Math.min(LIMIT, changed)} of ${int(changed)} changes of a key among ${int(keys)} keys, ${int(latest)} versions kept`;
+  b.row(`history(key) of a read-only handle, ${what}`, median(ns.lib), "ns", floor, { target: 2, note: `median of ${rounds} rounds` });
+  b.row("GET /v1/history of that key, JSON over loopback (client in the same process)", median(ns.http), "ns", floor, {
+    target: 3,
+    note: "hex encoding, fastify's serializer",
+  });
+}
