@@ -1,5 +1,5 @@
 /**
- * The explorer page (`GET /`), a fastify plugin: the page and its script from the package's `explorer/` folder, and
+ * The explorer page (`GET /`), a fastify plugin: the page and its modules from the package's `explorer/` folder, and
  * the proof verifier the script runs, as ES modules: `iavlite/verify` (src/verify) under `/explorer/verify/` and the
  * `@noble/hashes` files it imports under `/explorer/noble/`, which the page's import map names. Nothing is bundled:
  * running from `dist/`, the verifier's files are the compiled ones beside this module, sent as they are; running from
@@ -18,6 +18,12 @@ import { packageFile } from "../base/package-files.js";
 import { ApiError } from "./errors.js";
 
 const JS = "text/javascript; charset=utf-8";
+
+/**
+ * The page's own modules in `explorer/`: explorer.js starts the page and imports the others by relative URL. Only
+ * these are sent (and package.json's `files` lists them).
+ */
+const EXPLORER_MODULES = ["explorer.js", "page.js", "service.js", "proofs.js", "status.js", "url.js", "lookup.js", "history.js", "keys.js", "changes.js"];
 
 /** Where the files are. */
 function locations(): { page: URL; verify: URL; noble: URL; fromSource: boolean } {
@@ -63,7 +69,7 @@ export async function explorerRoutes(app: FastifyInstance): Promise<void> {
   const where = locations();
   const html = readFileSync(new URL("index.html", where.page), "utf8");
   const csp = policy(html);
-  const assets = new Map([["explorer.js", JS], ["explorer.css", "text/css; charset=utf-8"]]);
+  const assets = new Map<string, string>([...EXPLORER_MODULES.map((f) => [f, JS] as const), ["explorer.css", "text/css; charset=utf-8"]]);
   const verify = modules(where.verify, where.fromSource);
   const noble = modules(where.noble, false);
   // Sent as read; from sources, transpiled once.
