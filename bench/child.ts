@@ -20,17 +20,12 @@ import type { Statement } from "better-sqlite3";
 import { Tree, type OpenOptions } from "../src/index.js";
 import { layoutFile, LAYOUTS, plainDb, type Layout } from "./floors.js";
 import { scaleRole } from "./scale-child.js";
-import { rss, type Rss } from "./timing.js";
+import { peakRssNow, timedCommit, type PeakRss } from "./subjects.js";
 import { Rng, type Change } from "./workload.js";
 
-export interface GrowResult {
+export interface GrowResult extends PeakRss {
   latest: number;
   size: number;
-  base: Rss;
-  peak: Rss;
-  peakVersion: number;
-  /** V8 heap used at the peak, MiB. */
-  peakHeap: number;
 }
 
 /** A checkable read: in store `s`, key `k` holds at version `v` a value whose sha256 (hex) is `h`, or none. */
@@ -55,12 +50,7 @@ const send = (m: unknown): void => void process.send!(m as object);
 
 function grow(dir: string, durability: OpenOptions["durability"]): void {
   const tree = Tree.open(dir, { durability });
-  const r: GrowResult = { latest: 0, size: 0, base: rss(), peak: rss(), peakVersion: 0, peakHeap: 0 };
-  const sample = (version: number): void => {
-    const now = rss();
-    const peakHeap = process.memoryUsage().heapUsed / 2 ** 20;
-    if (now.rss > r.peak.rss) Object.assign(r, { peak: now, peakVersion: version, peakHeap });
-  };
+  const r: GrowResult = { latest: 0, size: 0, ...peakRssNow() };
   let busy = Promise.resolve();
   process.on("message", (m) => {
     const changes = m as Change[] | null;
@@ -71,18 +61,7 @@ function grow(dir: string, durability: OpenOptions["durability"]): void {
         tree.close();
         return void (send(r), process.disconnect());
       }
-      const t0 = process.hrtime.bigint();
-      for (const c of changes) {
-        if (!c.delete) tree.set(c.key, c.value!);
-        else if (!tree.remove(c.key)) throw new Error("bench: remove of a live key found nothing");
-      }
-      const t1 = process.hrtime.bigint();
-      sample(tree.version + 1);
-      const t2 = process.hrtime.bigint();
-      tree.commit();
-      const t3 = process.hrtime.bigint();
-      sample(tree.version);
-      send(Number(t1 - t0 + (t3 - t2)));
+      send(timedCommit(tree, changes, r));
     });
   });
 }

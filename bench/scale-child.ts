@@ -15,8 +15,8 @@ import { closeSync, openSync, writeSync } from "node:fs";
 import { setImmediate as tick } from "node:timers/promises";
 import { encodeItems, Tree, type ExportNode, type OpenOptions } from "../src/index.js";
 import { Churn, grown, keyOf, setIn, valueOf } from "./scale-data.js";
-import { applyToTree } from "./subjects.js";
-import { consume, nsPerGet, rss, type Rss } from "./timing.js";
+import { peakRssNow, timedCommit, type PeakRss } from "./subjects.js";
+import { consume, nsPerGet } from "./timing.js";
 
 /** What the bench asks the store's process; see the module comment. */
 export type ScaleAsk =
@@ -28,17 +28,12 @@ export type ScaleAsk =
   | "stats"
   | null;
 
-export interface ScaleStats {
+export interface ScaleStats extends PeakRss {
   version: number;
   size: number;
   /** The versions kept, oldest first, after a flush. */
   oldest: number;
   kept: number;
-  base: Rss;
-  peak: Rss;
-  peakVersion: number;
-  /** V8 heap used at the peak, MiB. */
-  peakHeap: number;
 }
 
 /** The latest version exported to a file: its nodes, the time spent in the export's iterator alone, its root. */
@@ -61,22 +56,8 @@ const send = (m: unknown): void => void process.send!(m as object);
 async function writer(dir: string, perVersion: number): Promise<void> {
   let tree = Tree.open(dir);
   let churn: Churn | undefined;
-  const s: Omit<ScaleStats, "version" | "size" | "oldest" | "kept"> = { base: rss(), peak: rss(), peakVersion: 0, peakHeap: 0 };
-  const sample = (version: number): void => {
-    const now = rss();
-    if (now.rss > s.peak.rss) Object.assign(s, { peak: now, peakVersion: version, peakHeap: process.memoryUsage().heapUsed / 2 ** 20 });
-  };
-  const commit = (changes: Parameters<typeof applyToTree>[1]): number => {
-    const t0 = process.hrtime.bigint();
-    applyToTree(tree, changes);
-    const t1 = process.hrtime.bigint();
-    sample(tree.version + 1);
-    const t2 = process.hrtime.bigint();
-    tree.commit();
-    const t3 = process.hrtime.bigint();
-    sample(tree.version);
-    return Number(t1 - t0 + (t3 - t2));
-  };
+  const s = peakRssNow();
+  const commit = (changes: Parameters<typeof timedCommit>[1]): number => timedCommit(tree, changes, s);
   const answer = async (m: ScaleAsk): Promise<unknown> => {
     if (m === null) return (tree.close(), "closed");
     if (m === "stats") {

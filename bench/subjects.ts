@@ -8,7 +8,7 @@ import { setImmediate as tick } from "node:timers/promises";
 import { Tree, type OpenOptions } from "../src/index.js";
 import { layoutFile, Plain, type Layout } from "./floors.js";
 import type { Bench } from "./report.js";
-import { sum, timeNsAsync } from "./timing.js";
+import { rss, sum, timeNsAsync, type Rss } from "./timing.js";
 import type { Change, StoreProfile, Workload } from "./workload.js";
 
 /** The trees under test or a floor, taking one version at a time: `put` each store's changes, then `commit`. */
@@ -24,6 +24,38 @@ export function applyToTree(tree: Tree, changes: readonly Change[]): void {
     if (!c.delete) tree.set(c.key, c.value!);
     else if (!tree.remove(c.key)) throw new Error("bench: a tree remove of a live key found nothing");
   }
+}
+
+/** A process's resident memory at its start and at its peak, sampled around each version it commits. */
+export interface PeakRss {
+  base: Rss;
+  peak: Rss;
+  peakVersion: number;
+  /** V8 heap used at the peak, MiB. */
+  peakHeap: number;
+}
+
+/** A {@link PeakRss} starting now. */
+export const peakRssNow = (): PeakRss => ({ base: rss(), peak: rss(), peakVersion: 0, peakHeap: 0 });
+
+/**
+ * Applies and commits one version of `changes`, sampling RSS into `m` after the changes and after the commit; the
+ * set/remove + commit time in ns, the samples left out.
+ */
+export function timedCommit(tree: Tree, changes: readonly Change[], m: PeakRss): number {
+  const sample = (version: number): void => {
+    const now = rss();
+    if (now.rss > m.peak.rss) Object.assign(m, { peak: now, peakVersion: version, peakHeap: process.memoryUsage().heapUsed / 2 ** 20 });
+  };
+  const t0 = process.hrtime.bigint();
+  applyToTree(tree, changes);
+  const t1 = process.hrtime.bigint();
+  sample(tree.version + 1);
+  const t2 = process.hrtime.bigint();
+  tree.commit();
+  const t3 = process.hrtime.bigint();
+  sample(tree.version);
+  return Number(t1 - t0 + (t3 - t2));
 }
 
 /** One `Tree.open` store per name in `dir/<name>`, committed one after another. */
