@@ -101,14 +101,19 @@ export interface RangePage {
   next: Uint8Array | undefined;
 }
 
+/** Throws `INVALID_ARGUMENT` unless `limit` is a page size the service allows. */
+function checkLimit(limit: number, limits: Limits): void {
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > limits.maxRangeLimit) {
+    throw new IavlError("INVALID_ARGUMENT", `limit must be an integer in 1..${limits.maxRangeLimit}, got ${limit}`);
+  }
+}
+
 /**
  * A page of the keys of `store` in [start, end) at `height`: ascending, or descending with `reverse`. The page ends
  * at `limit` pairs, or earlier when it reached the byte or time budget of `limits`; `next` tells where to go on.
  */
 export function queryRange(f: Follower, store: string, r: RangeRequest, limits: Limits): RangePage {
-  if (!Number.isSafeInteger(r.limit) || r.limit < 1 || r.limit > limits.maxRangeLimit) {
-    throw new IavlError("INVALID_ARGUMENT", `limit must be an integer in 1..${limits.maxRangeLimit}, got ${r.limit}`);
-  }
+  checkLimit(r.limit, limits);
   const v = f.resolve(r.height);
   const view = f.reader.at(store, v);
   const pairs: Array<[Uint8Array, Uint8Array]> = [];
@@ -145,9 +150,7 @@ export interface HistoryRequest {
  * whole; each entry can be proven at its version with `/v1/query`.
  */
 export function queryHistory(f: Follower, store: string, r: HistoryRequest, limits: Limits): KeyHistory {
-  if (!Number.isSafeInteger(r.limit) || r.limit < 1 || r.limit > limits.maxRangeLimit) {
-    throw new IavlError("INVALID_ARGUMENT", `limit must be an integer in 1..${limits.maxRangeLimit}, got ${r.limit}`);
-  }
+  checkLimit(r.limit, limits);
   const to = f.resolve(r.to);
   return f.reader.store(store).history(r.key, { from: r.from, to, limit: r.limit, reverse: r.reverse });
 }

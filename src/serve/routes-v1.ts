@@ -25,8 +25,12 @@ export interface V1Options {
 const hex = { type: "string" } as const;
 const hexOrNullSchema = { type: ["string", "null"] } as const;
 const heightParam = { type: "string", pattern: "^[0-9]{1,16}$" } as const;
+const limitParam = { type: "string", pattern: "^[0-9]{1,9}$" } as const;
 const boolParam = { type: "string", enum: ["true", "false"] } as const;
 const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
+
+/** A page's size from the query string (checked against the service's limits later); 100 when absent. */
+const pageLimit = (text: string | undefined): number => (text === undefined ? 100 : Number(text));
 
 /** A height (or version, named `what`) from the query string: a positive safe integer, or undefined. */
 export function parseHeight(text: string | undefined, what = "height"): number | undefined {
@@ -140,7 +144,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
           start: keyParam,
           end: keyParam,
           height: heightParam,
-          limit: { type: "string", pattern: "^[0-9]{1,9}$" },
+          limit: limitParam,
           reverse: boolParam,
         },
       },
@@ -167,7 +171,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
       start: bound(q.start, "start"),
       end: bound(q.end, "end"),
       height: parseHeight(q.height),
-      limit: q.limit === undefined ? 100 : Number(q.limit),
+      limit: pageLimit(q.limit),
       reverse: q.reverse === "true",
     }, limits);
     return { height: page.height, pairs: page.pairs.map(([k, v]) => ({ key: toHex(k), value: toHex(v) })), next: hexOrNull(page.next) };
@@ -183,7 +187,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
           key: keyParam,
           from: heightParam,
           to: heightParam,
-          limit: { type: "string", pattern: "^[0-9]{1,9}$" },
+          limit: limitParam,
           reverse: boolParam,
         },
         required: ["key"],
@@ -211,7 +215,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
       key,
       from: parseHeight(q.from, "from"),
       to: parseHeight(q.to, "to"),
-      limit: q.limit === undefined ? 100 : Number(q.limit),
+      limit: pageLimit(q.limit),
       reverse: q.reverse === "true",
     }, limits);
     const entries = page.entries.map((e) => ({ version: e.version, value: hexOrNull(e.value) }));
