@@ -159,6 +159,8 @@ prevButton.addEventListener("click", () => {
     const prev = s.before.at(-1);
     void turnTo(s, prev === "" || prev === undefined ? undefined : Number(prev), s.before.slice(0, -1));
   } else {
+    // The table goes while the page above is looked for, so that nothing reads the old rows as the new page's.
+    table.hidden = info.hidden = prevButton.hidden = nextButton.hidden = true;
     pageAbove(s, at).then(
       (prev) => turnTo(s, prev, []),
       (e) => showError("history-error", messageOf(e)),

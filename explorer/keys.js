@@ -101,6 +101,8 @@ prevButton.addEventListener("click", () => {
   if (s.before !== undefined && s.before.length > 0) {
     void turnTo(s, s.before.at(-1) || undefined, s.before.slice(0, -1));
   } else {
+    // The table goes while the page below is looked for, so that nothing reads the old rows as the new page's.
+    table.hidden = info.hidden = prevButton.hidden = nextButton.hidden = true;
     pageBelow(s, at).then(
       (prev) => turnTo(s, prev, []),
       (e) => showError("range-error", messageOf(e)),

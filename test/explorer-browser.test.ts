@@ -119,9 +119,11 @@ async function submit(page: Page, form: string, shown: string): Promise<void> {
   await page.waitForSelector(`${shown}:not([hidden])`);
 }
 
-/** Clicks `button` and waits for table `shown` to be shown again. */
+/** Clicks `button`, waits for the URL to name the new page (its view hides the table then), and for table `shown`. */
 async function turn(page: Page, button: string, shown: string): Promise<void> {
+  const before = new URL(page.url()).hash;
   await page.click(button);
+  await page.waitForFunction((h) => location.hash !== h, before);
   await page.waitForSelector(`${shown}:not([hidden])`);
 }
 
