@@ -123,7 +123,7 @@ async function submit(page: Page, form: string, shown: string): Promise<void> {
 async function turn(page: Page, button: string, shown: string): Promise<void> {
   const before = new URL(page.url()).hash;
   await page.click(button);
-  await page.waitForFunction((h) => location.hash !== h, before);
+  await page.waitForURL((u) => u.hash !== before);
   await page.waitForSelector(`${shown}:not([hidden])`);
 }
 
