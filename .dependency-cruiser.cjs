@@ -11,7 +11,8 @@
  *               imports write
  *   prune, sync pruning and state sync (peers: neither imports the other)
  *   api         the public facade: Tree, MultiTree, their options and backends, read-only multi-store handles
- *   serve       the HTTP query service (iavlite serve): v1 API, CometBFT RPC, metrics
+ *   serve,      the HTTP query service (iavlite serve): v1 API, CometBFT RPC, metrics, the replicas' feed; and
+ *   replica     live replicas of a service (iavlite follow) (peers: neither imports the other; they meet on the wire)
  *   cli         the iavlite command
  *
  * Beside the layers:
@@ -20,7 +21,7 @@
  *               builtin, no better-sqlite3, and of npm packages only @noble/hashes, so that it loads on its own in
  *               any JavaScript runtime
  */
-const LAYERS = ["base", "tree", "sqlite", "checkpoint", "store", "prune|sync", "api", "serve", "cli"];
+const LAYERS = ["base", "tree", "sqlite", "checkpoint", "store", "prune|sync", "api", "serve|replica", "cli"];
 
 const above = (i) => LAYERS.slice(i + 1).join("|");
 const climbing = LAYERS.slice(0, -1).map((layer, i) => ({
@@ -54,6 +55,13 @@ module.exports = {
       severity: "error",
       from: { path: "^src/(prune|sync)/" },
       to: { path: "^src/(prune|sync)/", pathNot: "^src/$1/" },
+    },
+    {
+      name: "no-peer-serve-replica",
+      comment: "the service and its replicas are peers on one layer: they share only the wire format (src/sync)",
+      severity: "error",
+      from: { path: "^src/(serve|replica)/" },
+      to: { path: "^src/(serve|replica)/", pathNot: "^src/$1/" },
     },
     {
       name: "sqlite-only-in-sqlite",

@@ -10,7 +10,7 @@ export type { MemoryOptions, OpenOptions, ImportOptions } from "./api/options.js
 export { EMPTY_HASH } from "./base/hash.js";
 export { toHex, fromHex } from "./base/bytes.js";
 export type { ExportNode } from "./tree/export-node.js";
-export type { HistoryEntry, HistoryOptions, KeyChange, KeyHistory, VersionChange } from "./tree/store-contract.js";
+export type { HistoryEntry, HistoryOptions, KeyChange, KeyHistory, KeyOp, VersionChange, VersionOperations } from "./tree/store-contract.js";
 export type { PruneResult, PruneProgress } from "./prune/pruner.js";
 export type { PruneOptions } from "./api/backend.js";
 export { Importer, buildTree, buildTreeAsync, type ImporterOptions } from "./tree/importer.js";
@@ -28,3 +28,5 @@ export { commitInfoHash } from "./api/commit-info.js";
 export { MultiReader } from "./api/multi-reader.js";
 export { multiStoreNames } from "./api/multi-folder.js";
 export { appProof } from "./api/app-proof.js";
+export { follow, type FollowOptions } from "./replica/follower.js";
+export { encodeFeedVersion, decodeFeed, type FeedVersion } from "./sync/ops-wire.js";

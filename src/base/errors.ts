@@ -54,7 +54,12 @@ export type ErrorCode =
    * The operating system failed a read or write of the store's files. Nothing of the failed write was stored; the
    * call may be repeated, but a store whose disk keeps failing should be closed and checked with `iavlite verify`.
    */
-  | "IO_ERROR";
+  | "IO_ERROR"
+  /**
+   * A replica's source service did not answer, cut its answer, or failed with an error of its own; the replica waits
+   * and asks again.
+   */
+  | "SOURCE_UNAVAILABLE";
 
 /** An error of iavlite. `code` is stable across releases; the message is for people. */
 export class IavlError extends Error {

@@ -14,6 +14,9 @@ import type { Command } from "commander";
 import { multiStoreNames, plainStoreName, storeDir } from "../api/multi-folder.js";
 import { captureJson, capturedJson, globals, out, outJson, UsageError } from "./format.js";
 
+/** Adds one command (its arguments, options, help and action) to the program. */
+export type Registrar = (program: Command) => void;
+
 /** A global option; each command lists those it uses. */
 export type GlobalFlag = "json" | "hex" | "utf8" | "store";
 

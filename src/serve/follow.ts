@@ -7,6 +7,9 @@
 import { IavlError } from "../base/errors.js";
 import type { MultiReader } from "../api/multi-reader.js";
 
+/** How often a long poll looks for a new version: a refresh reads a few rows. */
+const WAIT_STEP_MS = 5;
+
 /** What a refresh found, for the metrics. */
 export type RefreshListener = (latest: number) => void;
 
@@ -41,6 +44,20 @@ export class Follower {
       throw new IavlError("VERSION_NOT_FOUND", latest === 0 ? "no version has been committed yet" : `version ${v} was never committed (the latest is ${latest})`);
     }
     return v;
+  }
+
+  /**
+   * Waits until `version` is whole, looking every {@link WAIT_STEP_MS}, for at most `ms`; returns the latest then. A
+   * replica's long poll: it learns of a commit within a few milliseconds without asking again and again.
+   */
+  async waitFor(version: number, ms: number): Promise<number> {
+    const deadline = performance.now() + ms;
+    let latest = this.refresh();
+    while (latest < version && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, Math.min(WAIT_STEP_MS, Math.max(0, deadline - performance.now()))));
+      latest = this.refresh();
+    }
+    return latest;
   }
 
   /** When this service first saw `version` as the latest (now, for a version it did not see arrive). */

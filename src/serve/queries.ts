@@ -154,3 +154,11 @@ export function queryHistory(f: Follower, store: string, r: HistoryRequest, limi
   const to = f.resolve(r.to);
   return f.reader.store(store).history(r.key, { from: r.from, to, limit: r.limit, reverse: r.reverse });
 }
+
+/** A height (or version, named `what`) from the query string: a positive safe integer, or undefined. */
+export function parseHeight(text: string | undefined, what = "height"): number | undefined {
+  if (text === undefined) return undefined;
+  const n = decimalHeight(text);
+  if (!(n >= 1)) throw new IavlError("INVALID_ARGUMENT", `${what} must be a positive integer, got "${text.slice(0, 24)}"`);
+  return n;
+}

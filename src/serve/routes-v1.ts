@@ -8,18 +8,20 @@
  */
 import { ics23 } from "@confio/ics23";
 import type { FastifyInstance } from "fastify";
-import { IavlError } from "../base/errors.js";
 import { changeStream } from "./changes.js";
 import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
-import { decimalHeight, pickStore, queryHistory, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
+import { parseHeight, pickStore, queryHistory, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
+import { replicationRoutes } from "./replication.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the v1 routes need. */
 export interface V1Options {
   follower: Follower;
   limits: Limits;
+  /** Longest a replica's `/v1/ops` request may wait for a version, ms. */
+  maxWaitMs: number;
 }
 
 const hex = { type: "string" } as const;
@@ -32,13 +34,6 @@ const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
 /** A page's size from the query string (checked against the service's limits later); 100 when absent. */
 const pageLimit = (text: string | undefined): number => (text === undefined ? 100 : Number(text));
 
-/** A height (or version, named `what`) from the query string: a positive safe integer, or undefined. */
-export function parseHeight(text: string | undefined, what = "height"): number | undefined {
-  if (text === undefined) return undefined;
-  const n = decimalHeight(text);
-  if (!(n >= 1)) throw new IavlError("INVALID_ARGUMENT", `${what} must be a positive integer, got "${text.slice(0, 24)}"`);
-  return n;
-}
 
 /** The JSON body of a `/v1/query` answer (also the node:http floor's in bench/serve-child.ts, so both send the same). */
 export function queryBody(a: KeyAnswer): Record<string, unknown> {
@@ -67,6 +62,7 @@ function proofHex(p: CommitmentProof | null): string | null {
 /** Registers the v1 routes on `app` (registered with prefix `/v1`). */
 export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void> {
   const { follower: f, limits } = o;
+  await app.register(replicationRoutes, { follower: f, maxSpan: limits.maxChangesSpan, maxWaitMs: o.maxWaitMs });
   const keyParam = { type: "string", maxLength: 2 * limits.maxKeyBytes + 2 } as const;
 
   app.get("/status", {

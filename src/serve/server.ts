@@ -42,7 +42,7 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
   const nodeId = createHash("sha256").update(nodeSeed).digest("hex").slice(0, 40);
 
   metricsPlugin(app, metrics);
-  await app.register(v1Routes, { prefix: "/v1", follower, limits });
+  await app.register(v1Routes, { prefix: "/v1", follower, limits, maxWaitMs: o.requestTimeoutMs / 2 });
   await app.register(cometRoutes, { follower, limits, nodeId, listen: () => listenAddress(app) });
   await app.register(explorerRoutes);
   app.addHook("onClose", async () => reader.close());

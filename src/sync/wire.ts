@@ -158,7 +158,7 @@ export async function* decodeSnapshotItems(
 }
 
 /** One length-delimited message: its bytes (a view, valid until the next frame), index and stream offset. */
-interface Frame {
+export interface Frame {
   bytes: Uint8Array;
   index: number;
   offset: number;
@@ -173,7 +173,7 @@ function invalid(message: string, cause?: unknown): IavlError {
  * that spans chunks is gathered into a buffer of exactly its length, allocated only after the length passed the
  * limit, so memory never exceeds one item plus one chunk.
  */
-async function* frames(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limits: DecodeLimits | undefined): AsyncGenerator<Frame> {
+export async function* frames(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limits: DecodeLimits | undefined): AsyncGenerator<Frame> {
   checkIterable(chunks, "the snapshot chunks", true);
   const max = limits?.maxItemBytes ?? DEFAULT_MAX_ITEM_BYTES;
   if (!Number.isSafeInteger(max) || max < 0) {

@@ -56,6 +56,23 @@ export interface VersionChange extends KeyChange {
   version: number;
 }
 
+/**
+ * One operation of a version as it was applied: a set of `value`, or a removal (`value` null). A set that a later
+ * operation of the same version overrides carries an empty value: only the order of inserts and removals shapes the
+ * tree, and only a key's last value in the version reaches a hash, so a replay of these reaches the same root hash.
+ */
+export interface KeyOp {
+  key: Uint8Array;
+  value: Uint8Array | null;
+}
+
+/** The operations of a committed version in their order, and the root hash they led to. */
+export interface VersionOperations {
+  version: number;
+  hash: Uint8Array;
+  ops: KeyOp[];
+}
+
 /** Checks a range of versions for a change stream: positive integers, `from` ≤ `to`; throws `INVALID_ARGUMENT`. */
 export function checkVersionRange(from: unknown, to: unknown): asserts from is number {
   checkVersion(from);

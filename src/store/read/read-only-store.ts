@@ -13,7 +13,7 @@ import { StoreReader } from "../../sqlite/store-reader.js";
 import { RebuiltTrees } from "./rebuild.js";
 import { VersionView } from "./version-view.js";
 import { startRead, VersionRead, type ReadStart } from "./version-read.js";
-import { checkVersionRange, type HistoryOptions, historyQuery, type KeyHistory, type VersionChange } from "../../tree/store-contract.js";
+import { checkVersionRange, type HistoryOptions, historyQuery, type KeyHistory, type VersionChange, type VersionOperations } from "../../tree/store-contract.js";
 import { storedHistory } from "./key-history.js";
 
 /**
@@ -155,6 +155,24 @@ export class ReadOnlyStore implements ReadonlyTree {
       // A rollback below v replaced v (or deleted it), and every version read before it too if it went lower.
       const start = this.startSince(v, since);
       for (const c of this.view(start).changes()) yield { version: v, key: c.key, value: c.value };
+    }
+  }
+
+  /**
+   * The operations of each version in [`from`, `to`] in their order, with each version's root hash (see
+   * {@link VersionView.operations}): what a replica replays. All of one history, as {@link changes}.
+   */
+  operations(from: number, to: number): IterableIterator<VersionOperations> {
+    this.open();
+    checkVersionRange(from, to);
+    return this.operationsSince(from, to, this.store.versions.rollbacks());
+  }
+
+  private *operationsSince(from: number, to: number, since: number): IterableIterator<VersionOperations> {
+    for (let v = from; v <= to; v++) {
+      this.open();
+      const view = this.view(this.startSince(v, since));
+      yield { version: v, hash: view.hash, ops: view.operations() };
     }
   }
 

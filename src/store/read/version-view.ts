@@ -10,13 +10,15 @@ import type { ExportNode } from "../../tree/export-node.js";
 import { NONE, rootDigest } from "../../tree/node.js";
 import { createProof } from "../../tree/proof.js";
 import type { AuditOptions, AuditReport, CommitmentProof, IterateOptions, ReadonlyTree } from "../../tree/readonly-tree.js";
-import type { KeyChange } from "../../tree/store-contract.js";
+import type { KeyChange, KeyOp } from "../../tree/store-contract.js";
 import type { VersionTree } from "./rebuild.js";
 import { storedValue, type VersionRead } from "./version-read.js";
 import { walkStored } from "./version-walk.js";
 
 /** Rows of a version's changes read at a time. */
 const CHANGES_PAGE = 512;
+
+const EMPTY = new Uint8Array(0);
 
 /** Reads of one committed version of a store. */
 export class VersionView implements ReadonlyTree {
@@ -87,6 +89,35 @@ export class VersionView implements ReadonlyTree {
       if (page.length < CHANGES_PAGE) return;
       after = page[page.length - 1]!.id;
     }
+  }
+
+  /**
+   * The operations that made this version, in the order they were applied (see {@link KeyOp}): what a replica
+   * replays to reach this version's hash. `VERSION_PRUNED` when they are not kept (pruned, or an imported version).
+   */
+  operations(): KeyOp[] {
+    const { firstLeaf, leafRows, version } = this.row;
+    const log = this.read(() => this.store.versions.ops(version));
+    if (log === undefined || firstLeaf === null || leafRows === null) {
+      throw new IavlError("VERSION_PRUNED", `the operations of version ${version} are not kept (pruned, or an imported version)`);
+    }
+    const values: Array<Uint8Array | null> = [];
+    const end = firstLeaf + leafRows;
+    for (let after = firstLeaf - 1; ; ) {
+      this.alive();
+      const page = this.read(() => this.store.leaves.changeRows(after, end, CHANGES_PAGE));
+      for (const r of page) values[r.id - firstLeaf] = r.value;
+      if (page.length < CHANGES_PAGE) break;
+      after = page[page.length - 1]!.id;
+    }
+    return log.ops.map((op) => {
+      if (op.row === undefined) return { key: op.key, value: op.set ? EMPTY : null };
+      const value = values[op.row];
+      if (value === undefined || (op.set && value === null)) {
+        throw new IavlError("VERSION_PRUNED", `the value of a key set in version ${version} is not kept`);
+      }
+      return { key: op.key, value: op.set ? value : null };
+    });
   }
 
   proof(key: Uint8Array): CommitmentProof {

@@ -1,0 +1,125 @@
+/**
+ * What a replica reads from the service (a fastify plugin under `/v1`): `GET /v1/ops`, each version's operations in
+ * their original order with the hashes they led to (sync/ops-wire.ts), so that a replica replays them exactly and
+ * checks every version; and `GET /v1/snapshot`, one kept version as the state-sync stream `iavlite export` writes,
+ * to start a replica from. Both stream as the client reads; a read that fails once the answer has begun cuts the
+ * connection without ending the body, so a client never takes a part for the whole.
+ * @module
+ */
+import { Readable } from "node:stream";
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { IavlError } from "../base/errors.js";
+import { encodeFeedVersion } from "../sync/ops-wire.js";
+import { encodeItems } from "../sync/wire.js";
+import { errorSchema, httpError } from "./errors.js";
+import type { Follower } from "./follow.js";
+import { toHex } from "./hex.js";
+import { parseHeight, pickStore } from "./queries.js";
+
+/** What the replication routes need. */
+export interface ReplicationOptions {
+  follower: Follower;
+  /** Most versions one `/v1/ops` answer holds. */
+  maxSpan: number;
+  /** Longest a `/v1/ops` request may wait for its first version, ms. */
+  maxWaitMs: number;
+}
+
+/** Encoded bytes are gathered into chunks of about this size: a write per chunk, not per item. */
+const CHUNK_BYTES = 1 << 16;
+
+const heightParam = { type: "string", pattern: "^[0-9]{1,16}$" } as const;
+const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
+
+/** Registers `/ops` and `/snapshot` on `app` (registered by the v1 routes, under their prefix). */
+export async function replicationRoutes(app: FastifyInstance, o: ReplicationOptions): Promise<void> {
+  const f = o.follower;
+
+  // Binary, streamed: no response schema for the 200.
+  app.get<{ Querystring: { store?: string; from: string; to?: string; wait?: string } }>("/ops", {
+    schema: {
+      querystring: { type: "object", properties: { store: { type: "string" }, from: heightParam, to: heightParam, wait: heightParam }, required: ["from"] },
+      response: errors,
+    },
+  }, async (req, reply) => {
+    const q = req.query;
+    const store = pickStore(f, q.store);
+    const from = parseHeight(q.from, "from")!;
+    const asked = parseHeight(q.to, "to");
+    if (asked !== undefined && asked < from) throw new IavlError("INVALID_ARGUMENT", `to (${asked}) is before from (${from})`);
+    const wait = q.wait === undefined ? 0 : Math.min(Number(q.wait), o.maxWaitMs);
+    // A long poll: the version after a replica's last may be a block away.
+    const latest = wait > 0 ? await f.waitFor(from, wait) : f.resolve(undefined);
+    const to = Math.min(asked ?? latest, latest, from + o.maxSpan - 1);
+    reply.header("x-iavlite-latest", String(latest)).type("application/x-iavlite-ops");
+    if (to < from) return reply.send(Buffer.alloc(0));
+    const reader = f.reader;
+    const feed = reader.store(store).operations(from, to);
+    const frames = function* (): Generator<Uint8Array> {
+      for (const v of feed) yield encodeFeedVersion({ ...v, appHash: reader.appHashAt(v.version) });
+    };
+    return sendStream(reply, frames());
+  });
+
+  app.get<{ Querystring: { store?: string; height?: string } }>("/snapshot", {
+    schema: {
+      querystring: { type: "object", properties: { store: { type: "string" }, height: heightParam } },
+      response: errors,
+    },
+  }, async (req, reply) => {
+    const q = req.query;
+    const store = pickStore(f, q.store);
+    const version = f.resolve(parseHeight(q.height));
+    const view = f.reader.at(store, version);
+    const appHash = f.reader.appHashAt(version);
+    reply
+      .header("x-iavlite-version", String(version))
+      .header("x-iavlite-hash", toHex(view.hash))
+      .header("x-iavlite-size", String(view.size))
+      .type("application/octet-stream");
+    if (appHash !== null) reply.header("x-iavlite-app-hash", toHex(appHash));
+    return sendStream(reply, encodeItems(view.export()));
+  });
+}
+
+/**
+ * Sends the bytes `items` makes, a chunk at a time as the client reads. The first chunk is made before the answer
+ * begins, so that what fails at once (a pruned version) is a status; a later failure cuts the connection.
+ */
+function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): FastifyReply {
+  const res = reply.raw;
+  const next = (): Buffer | null => {
+    const parts: Uint8Array[] = [];
+    let n = 0;
+    while (n < CHUNK_BYTES) {
+      const r = items.next();
+      if (r.done === true) break;
+      parts.push(r.value);
+      n += r.value.length;
+    }
+    return parts.length === 0 ? null : Buffer.concat(parts, n);
+  };
+  let first: Buffer | null | undefined = next();
+  const stream = new Readable({
+    highWaterMark: 1,
+    read() {
+      try {
+        const chunk = first !== undefined ? first : next();
+        first = undefined;
+        this.push(chunk);
+      } catch (e) {
+        const { status, body } = httpError(e);
+        if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
+        // No end of the chunked body: the client sees a cut answer, never a short one.
+        if (res.socket === null) res.destroy();
+        else res.socket.destroy();
+        this.destroy();
+      }
+    },
+    destroy(err, done) {
+      items.return?.(undefined);
+      done(err);
+    },
+  });
+  return reply.send(stream);
+}

@@ -1,0 +1,100 @@
+/**
+ * The wire form of a replica's feed (`GET /v1/ops`): each version's operations in order, with the root hash (and the
+ * app hash of a multi-store) they led to, one length-delimited frame per version.
+ *
+ * A frame: the version (uvarint), the store's root hash (32 bytes), a flag byte (1: an app hash of 32 bytes
+ * follows), the number of operations (uvarint), then each operation: a kind byte (1: a set, 0: a removal), the key's
+ * length (uvarint) and the key, and for a set the value's length (uvarint) and the value.
+ * @module
+ */
+import { IavlError } from "../base/errors.js";
+import { putUvarint } from "../base/bytes.js";
+import type { VersionOperations } from "../tree/store-contract.js";
+import { frames } from "./wire.js";
+
+/** A version of the feed: its operations and hashes. */
+export interface FeedVersion extends VersionOperations {
+  /** The multi-store's app hash at this version; null for a plain store. */
+  appHash: Uint8Array | null;
+}
+
+/** The largest frame a reader accepts: a version of a few hundred MiB of operations is already unusual. */
+export const MAX_FRAME_BYTES = 1 << 30;
+
+const HASH_BYTES = 32;
+
+/** The length-delimited frame of `v`. */
+export function encodeFeedVersion(v: FeedVersion): Uint8Array {
+  let n = 10 + HASH_BYTES + 1 + HASH_BYTES + 10;
+  for (const op of v.ops) n += 1 + 5 + op.key.length + (op.value === null ? 0 : 5 + op.value.length);
+  const body = new Uint8Array(n);
+  let p = putUvarint(body, 0, v.version);
+  body.set(v.hash, p);
+  p += HASH_BYTES;
+  body[p++] = v.appHash === null ? 0 : 1;
+  if (v.appHash !== null) {
+    body.set(v.appHash, p);
+    p += HASH_BYTES;
+  }
+  p = putUvarint(body, p, v.ops.length);
+  for (const op of v.ops) {
+    body[p++] = op.value === null ? 0 : 1;
+    p = putUvarint(body, p, op.key.length);
+    body.set(op.key, p);
+    p += op.key.length;
+    if (op.value !== null) {
+      p = putUvarint(body, p, op.value.length);
+      body.set(op.value, p);
+      p += op.value.length;
+    }
+  }
+  const prefix = new Uint8Array(10);
+  const lp = putUvarint(prefix, 0, p);
+  const out = new Uint8Array(lp + p);
+  out.set(prefix.subarray(0, lp), 0);
+  out.set(body.subarray(0, p), lp);
+  return out;
+}
+
+/** The versions of a feed read from `chunks`; throws `INVALID_SNAPSHOT` for a frame that does not parse or is cut. */
+export async function* decodeFeed(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<FeedVersion> {
+  for await (const f of frames(chunks, { maxItemBytes: MAX_FRAME_BYTES })) yield decodeFrame(f.bytes, f.index);
+}
+
+function decodeFrame(b: Uint8Array, index: number): FeedVersion {
+  let p = 0;
+  const bad = (): never => {
+    throw new IavlError("INVALID_SNAPSHOT", `frame ${index} of the operations feed does not parse`);
+  };
+  const uvarint = (): number => {
+    let n = 0;
+    for (let scale = 1; ; scale *= 0x80) {
+      const x = b[p++];
+      if (x === undefined || scale > 2 ** 49) bad();
+      n += (x! & 0x7f) * scale;
+      if (x! < 0x80) return n;
+    }
+  };
+  // Copies, not views: the frame's buffer may be a chunk the reader reuses.
+  const take = (len: number): Uint8Array => {
+    if (p + len > b.length) bad();
+    const out = b.slice(p, p + len);
+    p += len;
+    return out;
+  };
+  const version = uvarint();
+  const hash = take(HASH_BYTES);
+  const flag = b[p++];
+  if (flag !== 0 && flag !== 1) bad();
+  const appHash = flag === 1 ? take(HASH_BYTES) : null;
+  const count = uvarint();
+  const ops: FeedVersion["ops"] = [];
+  for (let i = 0; i < count; i++) {
+    const kind = b[p++];
+    if (kind !== 0 && kind !== 1) bad();
+    const key = take(uvarint());
+    ops.push({ key, value: kind === 1 ? take(uvarint()) : null });
+  }
+  if (p !== b.length || version < 1) bad();
+  return { version, hash, appHash, ops };
+}

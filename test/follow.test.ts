@@ -1,0 +1,188 @@
+/**
+ * Live replicas (`follow`): a version's operations, replayed in order, reach the writer's root hash even when a key
+ * is touched several times in one version; a replica started from the service's snapshot follows the writer version
+ * by version, resumes where it committed, starts again from a snapshot when the service pruned what it needs, and
+ * stops with CORRUPT, at its last good version, when the service's history is not the one it holds.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { follow, isIavlError, MultiTree, toHex, Tree, type FollowOptions } from "../src/index.js";
+import { startServer } from "../src/serve/server.js";
+import { tempDir } from "./backends.js";
+import { b, rng } from "./helpers.js";
+
+/** Applies a random version to `t`: sets, removes, and keys touched twice (set-set, set-remove, remove-set). */
+function randomVersion(t: Tree, seed: number, keys = 60, ops = 40): void {
+  const rand = rng(seed);
+  for (let i = 0; i < ops; i++) {
+    const key = b(`k${Math.floor(rand() * keys)}`);
+    const r = rand();
+    if (r < 0.3) t.remove(key);
+    else t.set(key, b(`v${seed}-${i}`));
+    if (r > 0.85) t.remove(key);
+    if (r > 0.95) t.set(key, b(`again${seed}-${i}`));
+  }
+}
+
+/** Follows `url` into `dir` until `until(version)` is true; returns the replica's last version. */
+async function followUntil(url: string, dir: string, until: (v: number) => boolean, o: FollowOptions = {}): Promise<number> {
+  const stop = new AbortController();
+  const last = await follow(url, dir, {
+    waitMs: 200,
+    retryMs: 20,
+    ...o,
+    signal: stop.signal,
+    onNote: o.onNote,
+    onVersion: (v) => {
+      if (until(v)) stop.abort();
+    },
+  });
+  return last;
+}
+
+describe("a version's operations", () => {
+  it("replayed in order reach the writer's hash at every version, keys touched twice included", () => {
+    const dir = tempDir();
+    const w = Tree.open(dir, { checkpointInterval: 3 });
+    const replica = Tree.memory();
+    const r = Tree.openReadOnly(dir);
+    try {
+      for (let v = 1; v <= 30; v++) {
+        randomVersion(w, v);
+        const { hash } = w.commit();
+        const [got] = [...r.operations(v, v)];
+        expect(got!.version).toBe(v);
+        expect(toHex(got!.hash)).toBe(toHex(hash));
+        for (const op of got!.ops) {
+          if (op.value === null) replica.remove(op.key);
+          else replica.set(op.key, op.value);
+        }
+        expect(toHex(replica.commit().hash)).toBe(toHex(hash));
+      }
+      expect([...r.operations(5, 7)].map((x) => x.version)).toEqual([5, 6, 7]);
+      expect(() => r.operations(7, 5)).toThrow(/must not be after/);
+    } finally {
+      r.close();
+      w.close();
+    }
+  });
+});
+
+describe("follow", () => {
+  it("starts from the snapshot, follows the writer, resumes, and starts again after a pruned gap", async () => {
+    const src = tempDir();
+    const stores = ["bank", "staking"];
+    const w = MultiTree.open(src, { stores, checkpointInterval: 4, keepRecent: 5 });
+    const commit = (): string => {
+      const v = w.version + 1;
+      stores.forEach((s, i) => randomVersion(w.tree(s), v * 10 + i));
+      return toHex(w.commit().appHash);
+    };
+    const apps = [""];
+    for (let v = 1; v <= 6; v++) apps.push(commit());
+    const service = await startServer(src, { port: 0 });
+    const dir = `${tempDir()}/replica`;
+    try {
+      // Starts from version 6's snapshot, then follows the writer to 12.
+      const writing = (async () => {
+        for (let v = 7; v <= 12; v++) {
+          await new Promise((r) => setTimeout(r, 20));
+          apps.push(commit());
+        }
+      })();
+      expect(await followUntil(service.url, dir, (v) => v === 12)).toBe(12);
+      await writing;
+      const appAt = (v: number): string => {
+        const m = MultiTree.openReadOnly(dir);
+        try {
+          return toHex(m.appHashAt(v)!);
+        } finally {
+          m.close();
+        }
+      };
+      expect(appAt(12)).toBe(apps[12]);
+      expect(appAt(9)).toBe(apps[9]);
+      // Resumes where it committed.
+      for (let v = 13; v <= 14; v++) apps.push(commit());
+      expect(await followUntil(service.url, dir, (v) => v === 14)).toBe(14);
+      expect(appAt(14)).toBe(apps[14]);
+      // The writer goes on and prunes what the replica would need next: it starts again from a snapshot.
+      for (let v = 15; v <= 30; v++) apps.push(commit());
+      await w.prune(w.version - 5);
+      const notes: string[] = [];
+      const more = (async () => {
+        while (!notes.some((n) => n.includes("snapshot of version 30"))) await new Promise((r) => setTimeout(r, 10));
+        for (let v = 31; v <= 32; v++) apps.push(commit());
+      })();
+      expect(await followUntil(service.url, dir, (v) => v === 32, { onNote: (n) => notes.push(n) })).toBe(32);
+      await more;
+      expect(notes).toContain("the source no longer holds version 15's operations: starting again from its snapshot");
+      expect(appAt(32)).toBe(apps[32]);
+    } finally {
+      await service.close();
+      w.close();
+    }
+  });
+});
+
+describe("follow, when the source's history is not the replica's", () => {
+  /** Commits versions 1–8 to `t`: the same keys and values up to 4, then values that carry `salt`. */
+  const eight = (t: Tree, salt: string): Tree => {
+    for (let v = 1; v <= 8; v++) {
+      t.set(b(`k${v}`), b(v <= 4 ? `same${v}` : `${salt}${v}`));
+      t.commit();
+    }
+    return t;
+  };
+
+  it("stops with CORRUPT when the source's version is another than the replica's", async () => {
+    const [a, other] = [tempDir(), `${tempDir()}/replica`];
+    eight(Tree.open(a), "a").close();
+    eight(Tree.open(other), "b").close();
+    const service = await startServer(a, { port: 0 });
+    try {
+      const err = await follow(service.url, other, { waitMs: 50 }).catch((e: unknown) => e);
+      expect(isIavlError(err, "CORRUPT")).toBe(true);
+      expect((err as Error).message).toMatch(/^at version 8 the root hash of .* here is [0-9a-f]{64} and the source's is [0-9a-f]{64}: the replica stopped at its last good version$/);
+    } finally {
+      await service.close();
+    }
+    const r = Tree.openReadOnly(other);
+    expect(r.version).toBe(8);
+    r.close();
+  });
+
+  it("commits nothing of a version whose operations do not make the source's hash", async () => {
+    const src = tempDir();
+    const w = eight(Tree.open(src), "a");
+    const replica = `${tempDir()}/replica`;
+    eight(Tree.open(replica), "a").close();
+    const service = await startServer(src, { port: 0 });
+    // A proxy that changes a value on its way in the operations feed (same length: the frame still parses).
+    const proxy = http.createServer((req, res) => {
+      void fetch(`${service.url}${req.url}`).then(async (up) => {
+        let body = Buffer.from(await up.arrayBuffer());
+        if (req.url!.startsWith("/v1/ops")) body = Buffer.from(body.toString("latin1").replaceAll("right9", "wrong9"), "latin1");
+        res.writeHead(up.status, Object.fromEntries([...up.headers].filter(([k]) => k !== "content-length" && k !== "transfer-encoding")));
+        res.end(body);
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      w.set(b("k9"), b("right9"));
+      w.commit();
+      const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const err = await follow(url, replica, { waitMs: 50 }).catch((e: unknown) => e);
+      expect(isIavlError(err, "CORRUPT")).toBe(true);
+      expect((err as Error).message).toMatch(/^at version 9 the root hash/);
+    } finally {
+      proxy.close();
+      await service.close();
+      w.close();
+    }
+    const r = Tree.openReadOnly(replica);
+    expect([r.version, r.get(b("k9"))]).toEqual([8, undefined]);
+    r.close();
+  });
+});
