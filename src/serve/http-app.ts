@@ -9,11 +9,12 @@ import { clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./belo
 import { DrainingServer } from "./draining-server.js";
 import { ApiError, httpError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
-import { bodyLimitFor, maxHeaderBytesFor, type ResolvedServeOptions } from "./serve-options.js";
+import { bodyLimitFor, MAX_BATCH, maxHeaderBytesFor, type ResolvedServeOptions } from "./serve-options.js";
 
 /** A fastify app with no route yet, bounded by `o`, counting what is answered below the routes in `metrics`. */
 export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInstance {
   const maxHeaderBytes = maxHeaderBytesFor(o.maxKeyBytes);
+  const bodyLimit = bodyLimitFor(o.maxKeyBytes);
   const app = Fastify({
     logger: false,
     // Time to receive the body and answer, from the headers on: a body not whole by then is a 408 (errorHandler).
@@ -33,13 +34,18 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
     clientErrorHandler: clientErrorHandler(metrics, maxHeaderBytes, o.requestTimeoutMs),
     frameworkErrors: frameworkErrorHandler(metrics),
     forceCloseConnections: "idle",
-    bodyLimit: bodyLimitFor(o.maxKeyBytes),
+    bodyLimit,
     return503OnClosing: true,
   });
   app.setErrorHandler((e, req, reply) => {
     // Time ran out with the body still arriving: a client that stalls, not a fault of the server.
-    const stalled = (e as { code?: unknown }).code === "FST_ERR_HANDLER_TIMEOUT" && !req.raw.complete;
-    const { status, body } = httpError(stalled ? new ApiError(408, "REQUEST_TIMEOUT", `the request's body did not arrive within ${o.requestTimeoutMs} ms`) : e);
+    const code = (e as { code?: unknown }).code;
+    const stalled = code === "FST_ERR_HANDLER_TIMEOUT" && !req.raw.complete;
+    const { status, body } = httpError(
+      stalled ? new ApiError(408, "REQUEST_TIMEOUT", `the request's body did not arrive within ${o.requestTimeoutMs} ms`)
+      : code === "FST_ERR_CTP_BODY_TOO_LARGE" ? tooLarge(bodyLimit, o.maxKeyBytes)
+      : e,
+    );
     if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
     return reply.code(status).send(body);
   });
@@ -52,6 +58,15 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
     reply.code(404).send({ error: { code: "NOT_FOUND", message: `no route ${req.method} ${req.url.split("?")[0]!.slice(0, 200)}` } }),
   );
   return app;
+}
+
+/** The answer to a body over `limit`: the bound, and what it makes room for. */
+function tooLarge(limit: number, maxKeyBytes: number): ApiError {
+  return new ApiError(
+    413,
+    "BODY_TOO_LARGE",
+    `the body is over ${limit} bytes, the most this service reads: room for a JSON-RPC batch of ${MAX_BATCH} abci_query requests with keys of ${maxKeyBytes} bytes`,
+  );
 }
 
 /** `host:port` the app listens on (IPv6 hosts in brackets); "unbound" before it listens. */
