@@ -1,6 +1,7 @@
 /**
- * What clients on other machines need from `iavlite serve`, over real HTTP: a JSON-RPC body bound with room for a full
- * batch of `abci_query` requests with keys at the limit, one byte past it a 413.
+ * What clients on other machines need from `iavlite serve`, over real HTTP: 405 with `Allow` for a known path under
+ * another method (404 stays for unknown paths), and a JSON-RPC body bound with room for a full batch of `abci_query`
+ * requests with keys at the limit, one byte past it a 413.
  */
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
@@ -28,6 +29,34 @@ beforeAll(async () => {
 });
 
 afterAll(async () => app.close());
+
+const errorCode = async (r: Response): Promise<string> => ((await r.json()) as { error: { code: string } }).error.code;
+
+describe("methods", () => {
+  it("answers a known path under another method 405 METHOD_NOT_ALLOWED with Allow; an unknown path stays 404", async () => {
+    const cases: Array<[string, string, string]> = [
+      ["POST", "/v1/query?store=bank&key=00", "GET, HEAD, OPTIONS"],
+      ["PUT", "/", "GET, HEAD, POST, OPTIONS"],
+      ["POST", "/abci_query", "GET, HEAD, OPTIONS"],
+      ["POST", "/status", "GET, HEAD, OPTIONS"],
+      ["DELETE", "/metrics", "GET, HEAD, OPTIONS"],
+      ["POST", "/explorer/explorer.js", "GET, HEAD, OPTIONS"],
+    ];
+    for (const [method, path, allow] of cases) {
+      // A body, as a client would send one: the 405 comes before it is read, whatever it holds.
+      const r = await fetch(`${url}${path}`, { method, body: method === "DELETE" ? null : "{not json", headers: { "content-type": "application/json" } });
+      expect([method, path, r.status, r.headers.get("allow")]).toEqual([method, path, 405, allow]);
+      expect(await r.json()).toEqual({ error: { code: "METHOD_NOT_ALLOWED", message: `${method} is not allowed on ${path.split("?")[0]}; it takes ${allow}` } });
+    }
+    for (const [method, path] of [["POST", "/v1/nope"], ["GET", "/v1/query/"], ["OPTIONS", "/v1/nope"], ["POST", "/explorer/verify/a/b"], ["DELETE", "/V1/status"]]) {
+      const r = await fetch(`${url}${path}`, { method: method! });
+      expect([method, path, r.status, r.headers.get("allow"), await errorCode(r)]).toEqual([method, path, 404, null, "NOT_FOUND"]);
+    }
+    // A route's own methods are untouched: HEAD of a GET route, and GET / (the explorer page).
+    expect((await fetch(`${url}/v1/status`, { method: "HEAD" })).status).toBe(200);
+    expect((await fetch(`${url}/`)).headers.get("content-type")).toMatch(/^text\/html/);
+  });
+});
 
 describe("the JSON-RPC body bound", () => {
   const KEY = 65_536;

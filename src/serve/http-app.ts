@@ -1,6 +1,7 @@
 /**
  * The fastify app under the query service, before any route: its HTTP server and bounds, and how errors, unknown
- * routes and unread bodies are answered, all in the API's error shape.
+ * routes, known routes called with another method (405, and `OPTIONS`) and unread bodies are answered, all in the
+ * API's error shape.
  * @module
  */
 import type { AddressInfo } from "node:net";
@@ -9,6 +10,7 @@ import { clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./belo
 import { DrainingServer } from "./draining-server.js";
 import { ApiError, httpError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
+import { RouteMethods } from "./route-methods.js";
 import { bodyLimitFor, MAX_BATCH, maxHeaderBytesFor, type ResolvedServeOptions } from "./serve-options.js";
 
 /** A fastify app with no route yet, bounded by `o`, counting what is answered below the routes in `metrics`. */
@@ -49,7 +51,21 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
     if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
     return reply.code(status).send(body);
   });
-  // A callback, not an async hook: it runs for every answer, and needs no promise.
+  // Every route, as registered (plugins inherit the hook): what 405 and OPTIONS answer from.
+  const routes = new RouteMethods();
+  app.addHook("onRoute", (r) => routes.add(r.method, r.url));
+  // Before the body is read: a known path under another method is a 405 whatever its body, and OPTIONS is 204 with
+  // `Allow`; an unknown path goes on to the not-found handler. Callbacks, not async hooks: they run for every request
+  // or answer, and need no promise.
+  app.addHook("onRequest", (req, reply, done) => {
+    if (!req.is404) return done();
+    const path = req.url.split("?")[0]!;
+    const allow = routes.allowed(path);
+    if (allow === undefined) return done();
+    void reply.header("allow", allow.join(", "));
+    if (req.method !== "OPTIONS") return done(new ApiError(405, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${path.slice(0, 200)}; it takes ${allow.join(", ")}`));
+    void reply.code(204).send();
+  });
   app.addHook("onSend", (req, reply, payload, done) => {
     closeIfUnread(req, reply);
     done(null, payload);
