@@ -1,12 +1,13 @@
 /**
- * The fastify app under the query service, before any route: its HTTP server and bounds, and how errors, unknown
- * routes, known routes called with another method (405, and `OPTIONS`) and unread bodies are answered, all in the
- * API's error shape.
+ * The fastify app under the query service, before any route: its HTTP server and bounds, CORS (cors.ts), and how
+ * errors, unknown routes, known routes called with another method (405, and `OPTIONS`) and unread bodies are answered,
+ * all in the API's error shape.
  * @module
  */
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./below-routes.js";
+import { Cors } from "./cors.js";
 import { DrainingServer } from "./draining-server.js";
 import { ApiError, httpError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
@@ -17,6 +18,7 @@ import { bodyLimitFor, MAX_BATCH, maxHeaderBytesFor, type ResolvedServeOptions }
 export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInstance {
   const maxHeaderBytes = maxHeaderBytesFor(o.maxKeyBytes);
   const bodyLimit = bodyLimitFor(o.maxKeyBytes);
+  const cors = new Cors(o.corsOrigins);
   const app = Fastify({
     logger: false,
     // Time to receive the body and answer, from the headers on: a body not whole by then is a 408 (errorHandler).
@@ -34,7 +36,7 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
       return server;
     },
     clientErrorHandler: clientErrorHandler(metrics, maxHeaderBytes, o.requestTimeoutMs),
-    frameworkErrors: frameworkErrorHandler(metrics),
+    frameworkErrors: frameworkErrorHandler(metrics, (req, reply) => cors.answer(req, reply)),
     forceCloseConnections: "idle",
     bodyLimit,
     return503OnClosing: true,
@@ -54,9 +56,9 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
   // Every route, as registered (plugins inherit the hook): what 405 and OPTIONS answer from.
   const routes = new RouteMethods();
   app.addHook("onRoute", (r) => routes.add(r.method, r.url));
-  // Before the body is read: a known path under another method is a 405 whatever its body, and OPTIONS is 204 with
-  // `Allow`; an unknown path goes on to the not-found handler. Callbacks, not async hooks: they run for every request
-  // or answer, and need no promise.
+  // Before the body is read: a known path under another method is a 405 whatever its body, and OPTIONS (a CORS
+  // preflight) is 204 with `Allow`; an unknown path goes on to the not-found handler. Callbacks, not async hooks:
+  // they run for every request or answer, and need no promise.
   app.addHook("onRequest", (req, reply, done) => {
     if (!req.is404) return done();
     const path = req.url.split("?")[0]!;
@@ -64,9 +66,11 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
     if (allow === undefined) return done();
     void reply.header("allow", allow.join(", "));
     if (req.method !== "OPTIONS") return done(new ApiError(405, "METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${path.slice(0, 200)}; it takes ${allow.join(", ")}`));
+    cors.preflight(req, reply);
     void reply.code(204).send();
   });
   app.addHook("onSend", (req, reply, payload, done) => {
+    cors.answer(req, reply);
     closeIfUnread(req, reply);
     done(null, payload);
   });

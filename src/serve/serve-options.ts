@@ -25,6 +25,22 @@ export const MAX_BATCH = 100;
  */
 const REQUEST_ROOM = 1024;
 
+/**
+ * An origin a browser page may call from, as `corsOrigins` takes it: `scheme://host[:port]` exactly as browsers send
+ * it in `Origin` (lower-case host, no default port, no path or trailing slash), or `*` for any. `null` (what sandboxed
+ * and file pages send) is refused: any page can claim it.
+ */
+export const corsOriginSchema = z
+  .string()
+  .refine(isOrigin, "an origin is * or scheme://host[:port] as browsers send it: lower-case, no default port, no path or trailing slash");
+
+function isOrigin(s: string): boolean {
+  if (s === "*") return true;
+  if (!URL.canParse(s)) return false;
+  const u = new URL(s);
+  return u.username === "" && u.password === "" && u.host !== "" && `${u.protocol}//${u.host}` === s;
+}
+
 /** Options of `createServer` and `startServer`. */
 export const serveOptionsSchema = z
   .object({
@@ -48,6 +64,11 @@ export const serveOptionsSchema = z
      * connection is closed; a range page ends early at half of it. Default 10 s.
      */
     requestTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+    /**
+     * Origins whose browser pages may read the answers (CORS), or `["*"]` for any. Default none: no CORS headers,
+     * so only pages of the service's own origin (the explorer) can.
+     */
+    corsOrigins: z.array(corsOriginSchema).default([]),
   })
   .strict();
 
