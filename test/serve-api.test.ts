@@ -260,8 +260,9 @@ describe("errors", () => {
       expect([url, r.status, r.body.error?.code]).toEqual([url, status, code]);
       expect(typeof r.body.error.message).toBe("string");
     }
+    // A known route under another method: 405 with Allow (serve-remote.test.ts has the rest of it).
     const post = await app.inject({ method: "POST", url: "/v1/query", payload: "{}" });
-    expect(post.statusCode).toBe(404);
+    expect([post.statusCode, post.headers["allow"], post.json<{ error: { code: string } }>().error.code]).toEqual([405, "GET, HEAD, OPTIONS", "METHOD_NOT_ALLOWED"]);
     const bad = await app.inject({ method: "GET", url: "/v1/query?store=bank&key=%zz" });
     expect(bad.statusCode).toBeLessThan(500);
   });

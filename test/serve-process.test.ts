@@ -241,13 +241,21 @@ describe("iavlite serve on signals", () => {
     expect(notStore.stderr).toMatch(/^iavlite: NOT_A_STORE: /);
     const badPort = node([main, "serve", dir, "--port", "70000"]);
     expect((await badPort.exited).code).toBe(2);
+    const badOrigin = node([main, "serve", dir, "--port", "0", "--cors-origin", "https://app.example/"]);
+    expect((await badOrigin.exited).code).toBe(2);
+    expect(badOrigin.stderr).toContain('--cors-origin is not an origin');
   }, 60_000);
 
-  it("serves only the stores named with --store", async () => {
+  it("serves only the stores named with --store, to the origins named with --cors-origin", async () => {
     const dir = tempDir("iavlite-serve-stores-");
     const writer = node([writerScript, dir, "3", "10", "0"]);
     expect((await writer.exited).code).toBe(0);
-    const { proc, url } = await serve(dir, "--store", "staking", "--store", "bank");
+    const { proc, url } = await serve(dir, "--store", "staking", "--store", "bank", "--cors-origin", "https://app.example", "--cors-origin", "http://localhost:5173");
+    for (const origin of ["https://app.example", "http://localhost:5173", "https://evil.example"]) {
+      const r = await fetch(`${url}/v1/status`, { headers: { origin } });
+      await r.arrayBuffer();
+      expect([origin, r.headers.get("access-control-allow-origin")]).toEqual([origin, origin === "https://evil.example" ? null : origin]);
+    }
     const status = await getJson<{ stores: Array<{ name: string }> }>(`${url}/v1/status`);
     expect(status.body.stores.map((s) => s.name)).toEqual(["bank", "staking"]);
     expect((await fetch(`${url}/v1/query?store=lockup&key=00`)).status).toBe(404);

@@ -4,9 +4,9 @@
  * the service's option schema, so that a bad one is a usage error (exit 2), not the library's INVALID_OPTIONS.
  * @module
  */
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { startServer } from "../serve/server.js";
-import { serveOptionsSchema } from "../serve/serve-options.js";
+import { corsOriginSchema, serveOptionsSchema } from "../serve/serve-options.js";
 import { action, folderOf } from "./command.js";
 import { intArgOf, out, UsageError } from "./format.js";
 
@@ -14,6 +14,7 @@ interface ServeCliOptions {
   host: string;
   port: number;
   refreshMs: number;
+  corsOrigin?: string[];
 }
 
 /** How often the service looks whether its parent process is still there, ms. */
@@ -29,8 +30,16 @@ export function registerServe(program: Command): void {
     .option("--host <host>", "address to listen on", hostArg, "127.0.0.1")
     .option("--port <port>", "port to listen on (0: a free port)", intArgOf(o.port), 26680)
     .option("--refresh-ms <ms>", "how stale the latest version may get before a request looks for a newer one", intArgOf(o.refreshMs), 20)
+    .option("--cors-origin <origin>", "let browser pages of this origin (https://app.example:8443, or * for any) read the answers; repeatable", corsOriginArg)
     .addHelpText("after", "\nServe only some stores of a multi-store folder with --store NAME, repeated. --json is refused: serve prints one line, `listening on URL`.")
     .action(action({ folder: "none", takes: ["store"] }, (dir: string, opts: ServeCliOptions, cmd: Command) => serve(dir, opts, cmd)));
+}
+
+/** One more `--cors-origin`, checked as the service's option schema checks it. */
+function corsOriginArg(value: string, previous: string[] | undefined): string[] {
+  const r = corsOriginSchema.safeParse(value);
+  if (!r.success) throw new InvalidArgumentError(`is not an origin (${r.error.issues[0]?.message ?? "see --help"}), got "${value}"`);
+  return [...(previous ?? []), value];
 }
 
 /** A host to listen on: anything but empty (the OS judges the address when the service listens). */
@@ -43,7 +52,13 @@ async function serve(dir: string, opts: ServeCliOptions, cmd: Command): Promise<
   // Store names the folder lacks are usage errors here, as for every command.
   const folder = folderOf(dir, cmd);
   const stores = folder?.narrowed === true ? folder.chosen : undefined;
-  const service = await startServer(dir, { host: opts.host, port: opts.port, refreshMs: opts.refreshMs, ...(stores === undefined ? {} : { stores }) });
+  const service = await startServer(dir, {
+    host: opts.host,
+    port: opts.port,
+    refreshMs: opts.refreshMs,
+    corsOrigins: opts.corsOrigin ?? [],
+    ...(stores === undefined ? {} : { stores }),
+  });
   // The handlers first: a client may signal as soon as it reads the line. A parent that dies without passing on its
   // signal (`npx`, a script killed with SIGKILL) would leave the port held with nobody to stop it: watch it too.
   const stopped = new Promise<void>((resolve, reject) => {

@@ -22,6 +22,7 @@ import { ApiError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { base64, parseHex, upperHex } from "./hex.js";
 import { decimalHeight, queryKey, type Limits } from "./queries.js";
+import { MAX_BATCH } from "./serve-options.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the CometBFT routes need. */
@@ -36,9 +37,6 @@ export interface CometOptions {
 
 /** The CometBFT version `status` reports: cosmjs picks its 0.38 client for it. */
 export const COMET_VERSION = "0.38.17";
-
-/** Most requests in one JSON-RPC batch. */
-const MAX_BATCH = 100;
 
 /** The id CometBFT gives answers to URI requests. */
 const URI_ID = -1;

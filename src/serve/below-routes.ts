@@ -42,8 +42,14 @@ export function clientErrorHandler(m: Metrics, maxHeaderBytes: number, timeoutMs
   };
 }
 
-/** fastify's `frameworkErrors`: errors its router finds before a route is chosen. */
-export function frameworkErrorHandler(m: Metrics): (e: FastifyError, req: FastifyRequest, reply: FastifyReply) => void {
+/**
+ * fastify's `frameworkErrors`: errors its router finds before a route is chosen. `headers` adds what every answer
+ * carries (CORS), since no onSend hook runs for these.
+ */
+export function frameworkErrorHandler(
+  m: Metrics,
+  headers: (req: FastifyRequest, reply: FastifyReply) => void,
+): (e: FastifyError, req: FastifyRequest, reply: FastifyReply) => void {
   return (e, req, reply) => {
     const { status, body } = httpError(e);
     // fastify's message quotes the whole path, which the client chose and may be long.
@@ -51,6 +57,7 @@ export function frameworkErrorHandler(m: Metrics): (e: FastifyError, req: Fastif
     // fastify runs no hooks for these requests: they are counted here.
     reply.raw.once("finish", () => m.answered(UNMATCHED, req.method, status));
     closeIfUnread(req, reply);
+    headers(req, reply);
     void reply.code(status).send(body);
   };
 }

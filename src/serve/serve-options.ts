@@ -14,6 +14,33 @@ export const MAX_RANGE_LIMIT = 1000;
 /** The most versions one `GET /v1/changes` may span (`to − from + 1`). */
 export const MAX_CHANGES_SPAN = 1000;
 
+/** The most requests in one JSON-RPC batch (`POST /`). */
+export const MAX_BATCH = 100;
+
+/**
+ * Bytes of one JSON-RPC request's body besides its key's hex: the longest `abci_query` envelope, as JSON.stringify
+ * writes it even indented, is under 300 (a 64-byte store name in `path`, a 16-digit `height`, `prove`, a `0x`
+ * prefix, cosmjs's 12-digit id); the rest is room for a longer id, other whitespace, and the batch's brackets and
+ * commas.
+ */
+const REQUEST_ROOM = 1024;
+
+/**
+ * An origin a browser page may call from, as `corsOrigins` takes it: `scheme://host[:port]` exactly as browsers send
+ * it in `Origin` (lower-case host, no default port, no path or trailing slash), or `*` for any. `null` (what sandboxed
+ * and file pages send) is refused: any page can claim it.
+ */
+export const corsOriginSchema = z
+  .string()
+  .refine(isOrigin, "an origin is * or scheme://host[:port] as browsers send it: lower-case, no default port, no path or trailing slash");
+
+function isOrigin(s: string): boolean {
+  if (s === "*") return true;
+  if (!URL.canParse(s)) return false;
+  const u = new URL(s);
+  return u.username === "" && u.password === "" && u.host !== "" && `${u.protocol}//${u.host}` === s;
+}
+
 /** Options of `createServer` and `startServer`. */
 export const serveOptionsSchema = z
   .object({
@@ -37,6 +64,11 @@ export const serveOptionsSchema = z
      * connection is closed; a range page ends early at half of it. Default 10 s.
      */
     requestTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
+    /**
+     * Origins whose browser pages may read the answers (CORS), or `["*"]` for any. Default none: no CORS headers,
+     * so only pages of the service's own origin (the explorer) can.
+     */
+    corsOrigins: z.array(corsOriginSchema).default([]),
   })
   .strict();
 
@@ -72,7 +104,11 @@ export function maxHeaderBytesFor(maxKeyBytes: number): number {
   return 8 * maxKeyBytes + 16_384;
 }
 
-/** The most bytes of a request body (JSON-RPC): a batch of keys at the limit, no more. */
+/**
+ * The most bytes of a request body (JSON-RPC on `POST /`): a full batch of `abci_query` requests, each with a key of
+ * `maxKeyBytes` (twice that in hex) and {@link REQUEST_ROOM} bytes for the rest of it. 13,209,600 bytes (12.6 MiB)
+ * at the default 64 KiB; a body over it gets 413 BODY_TOO_LARGE.
+ */
 export function bodyLimitFor(maxKeyBytes: number): number {
-  return 8 * maxKeyBytes + 65_536;
+  return MAX_BATCH * (2 * maxKeyBytes + REQUEST_ROOM);
 }
