@@ -3,75 +3,18 @@
  * agrees with a model of the writer's operations, both proof levels verify with @confio/ics23, and the app hash is
  * the one `MultiTree.commit()` returned; on SIGTERM the requests in flight complete and it exits 0.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { commitInfoHash, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b, rng } from "./helpers.js";
+import { main, node, serve } from "./processes.js";
 import { proofsVerify, SERVE_STORES, serveModels, type QueryJson } from "./serve-check.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const main = join(root, "src/cli/main.ts");
 const writerScript = fileURLToPath(new URL("./fixtures/serve-writer.ts", import.meta.url));
-
-/** A child process whose stdout is read line by line. */
-class Proc {
-  readonly lines: string[] = [];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr = "";
-  private waiters: Array<() => void> = [];
-
-  constructor(readonly p: ChildProcess) {
-    let buf = "";
-    p.stdout!.on("data", (d: Buffer) => {
-      buf += d.toString();
-      const parts = buf.split("\n");
-      buf = parts.pop()!;
-      this.lines.push(...parts);
-      this.waiters.splice(0).forEach((w) => w());
-    });
-    p.stderr!.on("data", (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((resolve) => p.on("exit", (code, signal) => (resolve({ code, signal }), this.waiters.splice(0).forEach((w) => w()))));
-  }
-
-  /** Resolves with the first line matching `re`. */
-  async line(re: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      for (const l of this.lines) {
-        const m = re.exec(l);
-        if (m !== null) return m;
-      }
-      if (this.p.exitCode !== null || Date.now() > until) throw new Error(`no line ${re} (exit ${this.p.exitCode}): ${this.stderr}`);
-      await new Promise<void>((r) => {
-        this.waiters.push(r);
-        setTimeout(r, 200);
-      });
-    }
-  }
-}
-
-/** Every child started, so that a failing test leaves none running. */
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-});
-
-const node = (args: string[]): Proc => {
-  const p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(p);
-  return new Proc(p);
-};
-
-async function serve(dir: string, ...more: string[]): Promise<{ proc: Proc; url: string }> {
-  const proc = node([main, "serve", dir, "--port", "0", ...more]);
-  const m = await proc.line(/^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
-  return { proc, url: m[1]! };
-}
 
 async function getJson<T>(url: string): Promise<{ status: number; body: T }> {
   const r = await fetch(url);

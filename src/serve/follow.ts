@@ -1,29 +1,59 @@
 /**
  * How the service follows the writer: the read-only handle moves to the newest whole version at most every
  * `refreshMs`, on the first request after that (no timer: an idle service reads nothing), and at once when a request
- * names a height above the version it knows, so that a client that just saw a commit never gets a false 404.
+ * names a height above the version it knows, so that a client that just saw a commit never gets a false 404. A folder
+ * replaced whole under the service (a replica that started again from a snapshot, a restore) is opened anew.
  * @module
  */
+import { statSync } from "node:fs";
 import { IavlError } from "../base/errors.js";
 import type { MultiReader } from "../api/multi-reader.js";
 
 /** How often a long poll looks for a new version: a refresh reads a few rows. */
 const WAIT_STEP_MS = 5;
 
+/** How long a replaced folder's handle stays open for the answers still streaming from it, ms. */
+const REPLACED_GRACE_MS = 30_000;
+
 /** What a refresh found, for the metrics. */
 export type RefreshListener = (latest: number) => void;
+
+/** The folder under the service, and opening it again. */
+export interface FolderSource {
+  dir: string;
+  open(): MultiReader;
+}
 
 /** The versions the service answers from. */
 export class Follower {
   private last = Number.NEGATIVE_INFINITY;
   private readonly seen = new Map<number, Date>();
+  private current: MultiReader;
+  private identity: string | undefined;
+  private readonly retired = new Set<MultiReader>();
 
   constructor(
-    readonly reader: MultiReader,
+    reader: MultiReader,
     private readonly refreshMs: number,
     private readonly onRefresh: RefreshListener = () => undefined,
+    /** Where the reader came from, so that a folder replaced whole is opened anew; none for a reader given as is. */
+    private readonly folder?: FolderSource,
   ) {
+    this.current = reader;
+    this.identity = folder === undefined ? undefined : folderIdentity(folder.dir);
     this.note(reader.latest);
+  }
+
+  /** The read-only handle answers come from. */
+  get reader(): MultiReader {
+    return this.current;
+  }
+
+  /** Closes the handle, and those of replaced folders still open. */
+  close(): void {
+    this.current.close();
+    for (const r of this.retired) r.close();
+    this.retired.clear();
   }
 
   /** The newest whole version (0: none yet), refreshed when the last refresh is older than `refreshMs`. */
@@ -67,10 +97,32 @@ export class Follower {
 
   private refresh(): number {
     this.last = performance.now();
-    const v = this.reader.refresh();
+    this.reopenIfReplaced();
+    const v = this.current.refresh();
     this.note(v);
     this.onRefresh(v);
     return v;
+  }
+
+  /** Opens the folder anew when it is not the one the handle was opened on (and it can be opened by now). */
+  private reopenIfReplaced(): void {
+    const id = this.folder === undefined ? undefined : folderIdentity(this.folder.dir);
+    if (id === undefined || id === this.identity) return;
+    let next: MultiReader;
+    try {
+      next = this.folder!.open();
+    } catch {
+      // Still being put in place: the old handle answers until a later refresh.
+      return;
+    }
+    const old = this.current;
+    this.current = next;
+    this.identity = id;
+    this.seen.clear();
+    this.retired.add(old);
+    setTimeout(() => {
+      if (this.retired.delete(old)) old.close();
+    }, REPLACED_GRACE_MS).unref();
   }
 
   private note(v: number): void {
@@ -78,5 +130,15 @@ export class Follower {
     this.seen.set(v, new Date());
     // Only recent versions matter (the block time CometBFT's status shows for the latest).
     if (this.seen.size > 64) this.seen.delete(this.seen.keys().next().value!);
+  }
+}
+
+/** Which folder `dir` is now (its device and inode: a folder renamed into its place is another), or undefined. */
+function folderIdentity(dir: string): string | undefined {
+  try {
+    const s = statSync(dir);
+    return `${s.dev}:${s.ino}`;
+  } catch {
+    return undefined;
   }
 }

@@ -13,7 +13,7 @@ import { checkString } from "../base/validate.js";
 import { MultiReader } from "../api/multi-reader.js";
 import { cometRoutes } from "./abci.js";
 import { explorerRoutes } from "./explorer.js";
-import { Follower } from "./follow.js";
+import { Follower, type FolderSource } from "./follow.js";
 import { httpApp, listenAddress } from "./http-app.js";
 import { createMetrics, metricsPlugin } from "./metrics.js";
 import { v1Routes } from "./routes-v1.js";
@@ -32,12 +32,12 @@ export interface Service {
  * Builds the service over `reader` (not listening yet: `app.inject()` answers requests without a socket). Closing
  * the app closes the reader.
  */
-export async function createServer(reader: MultiReader, options?: ServeOptions, nodeSeed = "iavlite"): Promise<FastifyInstance> {
+export async function createServer(reader: MultiReader, options?: ServeOptions, nodeSeed = "iavlite", folder?: FolderSource): Promise<FastifyInstance> {
   const o = parseServeOptions(options);
   const limits = limitsOf(o);
   const metrics = createMetrics();
   const app = httpApp(o, metrics);
-  const follower = new Follower(reader, o.refreshMs, (v) => metrics.refreshed(v));
+  const follower = new Follower(reader, o.refreshMs, (v) => metrics.refreshed(v), folder);
   metrics.refreshed(reader.latest);
   const nodeId = createHash("sha256").update(nodeSeed).digest("hex").slice(0, 40);
 
@@ -45,7 +45,7 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
   await app.register(v1Routes, { prefix: "/v1", follower, limits, maxWaitMs: o.requestTimeoutMs / 2 });
   await app.register(cometRoutes, { follower, limits, nodeId, listen: () => listenAddress(app) });
   await app.register(explorerRoutes);
-  app.addHook("onClose", async () => reader.close());
+  app.addHook("onClose", async () => follower.close());
   return app;
 }
 
@@ -56,10 +56,11 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
 export async function startServer(dir: string, options?: ServeOptions): Promise<Service> {
   checkString(dir, "dir");
   const o = parseServeOptions(options);
-  const reader = MultiReader.open(dir, o.stores === undefined ? {} : { stores: o.stores });
+  const open = (): MultiReader => MultiReader.open(dir, o.stores === undefined ? {} : { stores: o.stores });
+  const reader = open();
   let app: FastifyInstance;
   try {
-    app = await createServer(reader, o, resolve(dir));
+    app = await createServer(reader, o, resolve(dir), { dir, open });
   } catch (e) {
     reader.close();
     throw e;

@@ -1,0 +1,118 @@
+/**
+ * `iavlite follow` as real processes: a writer commits and prunes, a service serves its folder, a replica follows
+ * that service into a folder of its own, and a second service serves the replica. The replica and the source service
+ * are killed (SIGKILL) and started again at random points; every answer the replica's service gives for a height is
+ * the source's, byte for byte, with proofs that verify, and the replica ends at the writer's last app hash.
+ */
+import { describe, expect, it } from "vitest";
+import { toHex } from "../src/index.js";
+import { tempDir } from "./backends.js";
+import { b, rng } from "./helpers.js";
+import { main, node, serve, type Proc } from "./processes.js";
+import { proofsVerify, SERVE_STORES, type QueryJson } from "./serve-check.js";
+
+const writerScript = new URL("./fixtures/serve-writer.ts", import.meta.url).pathname;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function query(url: string, path: string): Promise<{ status: number; text: string }> {
+  try {
+    const r = await fetch(`${url}${path}`);
+    return { status: r.status, text: await r.text() };
+  } catch {
+    return { status: 0, text: "" };
+  }
+}
+
+describe("iavlite follow beside a writer, its service and the replica's service", () => {
+  it("answers as the source at every height, through kills of the replica and of the source's service", async () => {
+    const COUNT = 150;
+    const KEEP = 60;
+    const src = tempDir("iavlite-follow-src-");
+    const replica = `${tempDir("iavlite-follow-")}/replica`;
+    const writer = node([writerScript, src, String(COUNT), String(KEEP), "100"]);
+    await writer.line(/"v":3,/);
+    let source = await serve(src);
+    const port = new URL(source.url).port;
+    const startFollower = (): Proc => node([main, "follow", source.url, replica, "--wait-ms", "300", "--retry-ms", "50"]);
+    let follower = startFollower();
+    await follower.line(/^version \d+$/);
+    const mirror = await serve(replica, "--refresh-ms", "5");
+    const rand = rng(7);
+    let latest = 0;
+    const stats = { same: 0, pruned: 0, followerKills: 0, sourceKills: 0, mirrorDown: 0, sourceDown: 0, restarted: 0 };
+    const versions: number[] = [];
+    const collect = (p: Proc): void => void versions.push(...p.lines.flatMap((l) => (/^version (\d+)$/.exec(l) ? [Number(l.slice(8))] : [])));
+
+    let writing = true;
+    void writer.exited.then(() => (writing = false));
+    const chaos = (async () => {
+      while (writing) {
+        await sleep(400 + rand() * 600);
+        if (rand() < 0.5) {
+          follower.p.kill("SIGKILL");
+          await follower.exited;
+          collect(follower);
+          stats.followerKills++;
+          follower = startFollower();
+        } else {
+          source.proc.p.kill("SIGKILL");
+          await source.proc.exited;
+          stats.sourceKills++;
+          await sleep(200);
+          source = await serve(src, "--port", port);
+        }
+      }
+    })();
+
+    // Compares the two services at heights both hold, while all this goes on.
+    while (writing || latest < COUNT) {
+      const status = await query(mirror.url, "/v1/status");
+      if (status.status !== 200) {
+        stats.mirrorDown++;
+        await sleep(20);
+        continue;
+      }
+      latest = (JSON.parse(status.text) as { latest: number }).latest;
+      if (latest === 0) continue;
+      const height = Math.max(1, latest - Math.floor(rand() * 8));
+      const store = SERVE_STORES[Math.floor(rand() * 3)]!;
+      const path = `/v1/query?store=${store}&key=${toHex(b(`k${Math.floor(rand() * 320)}`))}&height=${height}&prove=true`;
+      const [mine, theirs] = await Promise.all([query(mirror.url, path), query(source.url, path)]);
+      if (theirs.status === 0) {
+        stats.sourceDown++;
+        await sleep(20);
+        continue;
+      }
+      // A replica that started again from a snapshot (it fell behind the source's pruning) holds no height before it.
+      if (mine.status === 404 && /began at version/.test(mine.text)) {
+        stats.restarted++;
+        continue;
+      }
+      if (theirs.status === 410 || mine.status === 410) {
+        stats.pruned++;
+        await sleep(20);
+        continue;
+      }
+      expect([mine.status, mine.text]).toEqual([theirs.status, theirs.text]);
+      expect(proofsVerify(JSON.parse(mine.text) as QueryJson, store)).toBe(true);
+      stats.same++;
+    }
+    await chaos;
+    expect((await writer.exited).code).toBe(0);
+    await follower.line(new RegExp(`^version ${COUNT}$`), 30_000);
+    collect(follower);
+
+    // The last app hash is the writer's; every version after the replica's snapshot was committed, in order.
+    const apps = new Map(writer.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { v: number; app: string }).map((x) => [x.v, x.app]));
+    const status = JSON.parse((await query(mirror.url, "/v1/status")).text) as { latest: number; appHash: string };
+    expect([status.latest, status.appHash]).toEqual([COUNT, apps.get(COUNT)]);
+    const first = versions[0]!;
+    expect([...new Set(versions)].sort((x, y) => x - y)).toEqual(Array.from({ length: COUNT - first + 1 }, (_, i) => first + i));
+    expect(stats.same).toBeGreaterThan(30);
+    expect(stats.followerKills + stats.sourceKills).toBeGreaterThan(2);
+    console.log(`follow: ${stats.same} answers equal, ${stats.pruned} pruned, ${stats.restarted} before a new snapshot, ${stats.followerKills} replica kills, ${stats.sourceKills} source kills`);
+    follower.p.kill("SIGTERM");
+    expect(await follower.exited).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});

@@ -1,0 +1,70 @@
+/**
+ * Real child processes for the tests: node with tsx, stdout read line by line, every child killed after its test,
+ * and `iavlite serve` started and waited for until it listens.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
+
+/** The repository's root. */
+export const root = fileURLToPath(new URL("..", import.meta.url));
+/** The CLI's entry, run with tsx. */
+export const main = join(root, "src/cli/main.ts");
+
+/** A child process whose stdout is read line by line. */
+export class Proc {
+  readonly lines: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr = "";
+  private waiters: Array<() => void> = [];
+
+  constructor(readonly p: ChildProcess) {
+    let buf = "";
+    p.stdout!.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const parts = buf.split("\n");
+      buf = parts.pop()!;
+      this.lines.push(...parts);
+      this.waiters.splice(0).forEach((w) => w());
+    });
+    p.stderr!.on("data", (d: Buffer) => (this.stderr += d.toString()));
+    this.exited = new Promise((resolve) => p.on("exit", (code, signal) => (resolve({ code, signal }), this.waiters.splice(0).forEach((w) => w()))));
+  }
+
+  /** Resolves with the first line matching `re`. */
+  async line(re: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      for (const l of this.lines) {
+        const m = re.exec(l);
+        if (m !== null) return m;
+      }
+      if (this.p.exitCode !== null || Date.now() > until) throw new Error(`no line ${re} (exit ${this.p.exitCode}): ${this.stderr}`);
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  }
+}
+
+/** Every child started, so that a failing test leaves none running. */
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
+
+/** Starts `node --import tsx ...args` in the repository. */
+export function node(args: string[]): Proc {
+  const p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(p);
+  return new Proc(p);
+}
+
+/** Starts `iavlite serve dir` (on a free port unless `more` names one) and waits until it listens. */
+export async function serve(dir: string, ...more: string[]): Promise<{ proc: Proc; url: string }> {
+  const proc = node([main, "serve", dir, "--port", "0", ...more]);
+  const m = await proc.line(/^listening on (http:\/\/127\.0\.0\.1:\d+)$/);
+  return { proc, url: m[1]! };
+}
