@@ -11,6 +11,7 @@
  *   it with a {@link ReaderResult}.
  * - `scale <dir> <perVersion>` and `scale-export <dir> <version>`: the scale section's store and its exporter beside
  *   it (bench/scale-child.ts).
+ * - `replica-writer <dir>`: the replicas section's writer (bench/replicas-child.ts).
  * @module
  */
 import { hash } from "node:crypto";
@@ -19,6 +20,7 @@ import { setImmediate as tick } from "node:timers/promises";
 import type { Statement } from "better-sqlite3";
 import { Tree, type OpenOptions } from "../src/index.js";
 import { layoutFile, LAYOUTS, plainDb, type Layout } from "./floors.js";
+import { replicaWriter } from "./replicas-child.js";
 import { scaleRole } from "./scale-child.js";
 import { peakRssNow, timedCommit, type PeakRss } from "./subjects.js";
 import { Rng, type Change } from "./workload.js";
@@ -110,4 +112,5 @@ const [role, dir, ...rest] = process.argv.slice(2);
 if (role === "grow") grow(dir!, rest[0] as OpenOptions["durability"]);
 else if (role === "reader") await reader(dir!, Number(rest[0]), rest.slice(1));
 else if (role === "scale" || role === "scale-export") await scaleRole(role, dir!, rest[0]!);
+else if (role === "replica-writer") await replicaWriter(dir!);
 else throw new Error(`bench child: unknown role ${role}`);

@@ -186,3 +186,34 @@ describe("follow, when the source's history is not the replica's", () => {
     r.close();
   });
 });
+
+describe("the replicas' feed", () => {
+  it("streams for as long as its reader takes, past the service's request timeout", async () => {
+    const src = tempDir();
+    const t = Tree.open(src);
+    for (let v = 1; v <= 3; v++) {
+      for (let i = 0; i < 2_000; i++) t.set(b(`key-${i}`), new Uint8Array(200).fill(v));
+      t.commit();
+    }
+    const hash = toHex(t.hash);
+    t.close();
+    const service = await startServer(src, { port: 0, requestTimeoutMs: 200 });
+    try {
+      for (const path of ["/v1/snapshot", "/v1/ops?from=1"]) {
+        const res = await fetch(`${service.url}${path}`);
+        expect(res.status).toBe(200);
+        let bytes = 0;
+        for await (const chunk of res.body!) {
+          bytes += chunk.length;
+          await new Promise((r) => setTimeout(r, 60));
+        }
+        expect(bytes).toBeGreaterThan(4 * 65_536);
+      }
+      const res = await fetch(`${service.url}/v1/snapshot`);
+      expect(res.headers.get("x-iavlite-hash")).toBe(hash);
+      await res.arrayBuffer();
+    } finally {
+      await service.close();
+    }
+  });
+});

@@ -77,7 +77,7 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
           local = LocalReplica.open(dir, stores, storeOptions);
           checked = local.version === 0;
         }
-        await step(source, local, stores ?? [status.stores[0]!.name], checked, o, () => (checked = true));
+        await step(source, local, stores ?? [status.stores[0]!.name], checked, { ...o, signal }, () => (checked = true));
       } catch (e) {
         if (signal.aborted) break;
         if (isIavlError(e, "VERSION_PRUNED") && local !== undefined && !checked) {
@@ -114,7 +114,7 @@ async function step(
   local: LocalReplica,
   names: string[],
   checked: boolean,
-  o: { batch: number; waitMs: number; onVersion?: ((v: number) => void) | undefined },
+  o: { batch: number; waitMs: number; onVersion?: ((v: number) => void) | undefined; signal: AbortSignal },
   onChecked: () => void,
 ): Promise<void> {
   const from = checked ? local.version + 1 : local.version;
@@ -138,6 +138,8 @@ async function step(
       if (version !== local.version + 1) throw new IavlError("SOURCE_UNAVAILABLE", `the source answered version ${version} where ${local.version + 1} was asked`);
       local.apply(frames);
       o.onVersion?.(version);
+      // Stopped: the rest of the answer is not waited for.
+      if (o.signal.aborted) return;
     }
   } finally {
     await Promise.all(feeds.map((f) => f.return(undefined)));

@@ -28,6 +28,12 @@ export interface ReplicationOptions {
 /** Encoded bytes are gathered into chunks of about this size: a write per chunk, not per item. */
 const CHUNK_BYTES = 1 << 16;
 
+/**
+ * The handler time of a streamed answer: none to speak of (fastify's longest), since a stream lasts as long as its
+ * reader takes, in chunks pulled as the socket drains; the request timeout bounds only the wait for its headers.
+ */
+export const STREAM_TIMEOUT_MS = 2 ** 31 - 1;
+
 const heightParam = { type: "string", pattern: "^[0-9]{1,16}$" } as const;
 const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
 
@@ -37,6 +43,7 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
 
   // Binary, streamed: no response schema for the 200.
   app.get<{ Querystring: { store?: string; from: string; to?: string; wait?: string } }>("/ops", {
+    handlerTimeout: STREAM_TIMEOUT_MS,
     schema: {
       querystring: { type: "object", properties: { store: { type: "string" }, from: heightParam, to: heightParam, wait: heightParam }, required: ["from"] },
       response: errors,
@@ -62,6 +69,7 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
   });
 
   app.get<{ Querystring: { store?: string; height?: string } }>("/snapshot", {
+    handlerTimeout: STREAM_TIMEOUT_MS,
     schema: {
       querystring: { type: "object", properties: { store: { type: "string" }, height: heightParam } },
       response: errors,

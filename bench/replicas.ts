@@ -1,0 +1,136 @@
+/**
+ * Live replicas (`follow`) of the mixed profile ×0.3 as a multi-store (SPEC §8), the source served by `iavlite serve`
+ * in a process of its own:
+ *
+ * - Apply rate: the writer commits 200 versions (quick: 40) at full speed, timed; then a replica that holds the
+ *   initial load replays them from the service (fetch, decode, apply, hash check, commit), timed. Target: ≥ 1.0× the
+ *   writer's rate (a replica must never fall behind a writer at full speed).
+ * - Lag: a writer process commits 150 more versions (quick: 30) at full speed while the replica follows; at each
+ *   version the replica commits, how many versions the writer had committed beyond it. Target: p99 ≤ 2 versions.
+ * - Answers: `iavlite serve` on the replica and on the source, asked the same 300 proven queries at heights both
+ *   hold: any byte that differs counts. Target: 0.
+ * @module
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { follow, MultiTree, toHex } from "../src/index.js";
+import { Child } from "./child-process.js";
+import type { Committed } from "./replicas-child.js";
+import { floorOf, type Bench } from "./report.js";
+import { applyToTree, load, replay, rate, scaled, type Subject } from "./subjects.js";
+import { int, percentile, sum } from "./timing.js";
+import { MIXED, Rng, Workload } from "./workload.js";
+
+const SEED = 25;
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** `iavlite serve dir` in a process of its own, once it listens. */
+async function serveProcess(dir: string): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), "serve", dir, "--port", "0"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    proc.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m !== null) resolve(m[1]!);
+    });
+    proc.on("exit", (code) => reject(new Error(`bench: iavlite serve exited with ${code}`)));
+  });
+  return { url, proc };
+}
+
+/** A multi-store as a bench subject. */
+function multiSubject(m: MultiTree, names: readonly string[]): Subject {
+  return { put: (i, c) => applyToTree(m.tree(names[i]!), c), commit: () => void m.commit(), close: () => m.close() };
+}
+
+export async function replicas(b: Bench): Promise<void> {
+  const profiles = scaled(MIXED, { initialSize: 0.3 * 35_000 });
+  const [applied, lagged, asked] = [b.q(40, 200), b.q(30, 150), b.q(100, 300)];
+  const names = new Workload(profiles, SEED).storeNames;
+  const dir = b.dir("replicas");
+  const [src, replica] = [join(dir, "source"), join(dir, "replica")];
+
+  b.log(`initial load, ${int(profiles[0]!.initialSize)} keys × ${names.length} stores; the replica starts as its copy`);
+  const w = new Workload(profiles, SEED);
+  let m = MultiTree.open(src, { stores: names });
+  await load(w, [multiSubject(m, names)]);
+  m.close();
+  cpSync(src, replica, { recursive: true });
+
+  b.log(`apply rate: the writer commits ${applied} versions, then the replica replays them`);
+  m = MultiTree.open(src, { stores: names });
+  const t = await replay(b, w, applied, [multiSubject(m, names)]);
+  const last = m.version;
+  m.close();
+  const source = await serveProcess(src);
+  let applyNs = 0;
+  try {
+    const caughtUp = new AbortController();
+    const t0 = process.hrtime.bigint();
+    await follow(source.url, replica, { signal: caughtUp.signal, onNote: (n) => b.log(n), onVersion: (v) => {
+      if (v % 10 === 0) b.log(`  replica at ${v} of ${last}`);
+      if (v === last) caughtUp.abort();
+    } });
+    applyNs = Number(process.hrtime.bigint() - t0);
+    const writerRate = rate(t, 0);
+    b.row(`replica apply rate, mixed ×0.3 multi-store, ${applied} versions × ~${int(t.ops[0]!)} changes (fetch, apply, hash check, commit)`,
+      sum(t.ops) / (applyNs / 1e9), "ops/s", floorOf("the writer's commit rate of the same versions", writerRate), {
+        target: 1,
+        note: "the replica in this process, the source's service in its own",
+      });
+
+    b.log(`lag: a writer process commits ${lagged} more versions while the replica follows`);
+    const writer = new Child("replica-writer", [src]);
+    const commits: Committed[] = [];
+    const followed: Committed[] = [];
+    writer.send({ profiles, seed: SEED, versions: lagged });
+    const writing = (async () => {
+      for (;;) {
+        const c = await writer.ask<Committed | null>();
+        if (c === null) return;
+        commits.push(c);
+      }
+    })();
+    const stop = new AbortController();
+    const end = last + lagged;
+    await follow(source.url, replica, {
+      signal: stop.signal,
+      waitMs: 1_000,
+      onVersion: (v) => {
+        followed.push({ v, t: Date.now() });
+        if (v === end) stop.abort();
+      },
+    });
+    await writing;
+    writer.kill();
+    // At each version the replica committed: the writer's versions committed by then, beyond it.
+    const behind = followed.map((f) => commits.filter((c) => c.t <= f.t).length + last - f.v);
+    const lagMs = followed.map((f) => f.t - commits.find((c) => c.v === f.v)!.t);
+    b.row(`replica lag behind a writer at full speed, ${lagged} versions, p99`, percentile(behind, 0.99), "versions", floorOf("2 versions (issue 25)", 2), {
+      target: 1,
+      note: `max ${Math.max(...behind)} versions; lag p50 ${percentile(lagMs, 0.5).toFixed(0)} ms, p99 ${percentile(lagMs, 0.99).toFixed(0)} ms; writer, source service and replica share 2 cores`,
+    });
+
+    b.log(`answers: ${asked} proven queries to both services`);
+    const mirror = await serveProcess(replica);
+    try {
+      const rng = new Rng(SEED);
+      let differ = 0;
+      const keys = [...new Workload(profiles, SEED).initial()].filter((_, i) => i % 97 === 0);
+      for (let i = 0; i < asked; i++) {
+        const c = keys[rng.int(keys.length)]!;
+        const path = `/v1/query?store=${c.store}&key=${toHex(c.key)}&height=${end - rng.int(20)}&prove=true`;
+        const [x, y] = await Promise.all([source.url, mirror.url].map(async (u) => (await fetch(`${u}${path}`)).text()));
+        if (x !== y) differ++;
+      }
+      b.row(`answers of a serve on the replica that differ from the source's (value, hashes, proofs)`, differ, "answers", floorOf(`${asked} proven queries at the last 20 heights`, asked), { target: 0 });
+    } finally {
+      mirror.proc.kill();
+    }
+  } finally {
+    source.proc.kill();
+  }
+}
