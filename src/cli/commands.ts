@@ -2,7 +2,6 @@
  * The table of `iavlite`'s commands: one registrar per command, in the order `iavlite --help` lists them.
  * @module
  */
-import type { Command } from "commander";
 import { registerBench } from "./bench.js";
 import { registerChanges } from "./changes.js";
 import { registerExport } from "./export.js";
@@ -11,12 +10,16 @@ import { registerHistory } from "./history.js";
 import { registerImport } from "./import.js";
 import { registerInfo } from "./info.js";
 import { registerPrune } from "./prune.js";
+import { registerReplicate, registerRestore } from "./replicas.js";
 import { registerRollback } from "./rollback.js";
 import { registerServe } from "./serve.js";
 import { registerVerify } from "./verify.js";
 
-/** Adds one command (its arguments, options, help and action) to the program. */
-export type Registrar = (program: Command) => void;
+/**
+ * Adds one command (its arguments, options, help and action) to the program: `(program: Command) => void`, as every
+ * registrar is (named through one of them, so that this table imports nothing but the commands).
+ */
+export type Registrar = typeof registerInfo;
 
 /**
  * Every command, in the order of the help: reading a store first, then maintaining it, moving it, serving it, and
@@ -32,6 +35,8 @@ export const COMMANDS: readonly Registrar[] = [
   registerRollback,
   registerExport,
   registerImport,
+  registerReplicate,
+  registerRestore,
   registerServe,
   registerBench,
 ];
