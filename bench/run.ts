@@ -16,6 +16,7 @@ import { multi } from "./multi.js";
 import { persistent } from "./persistent.js";
 import { prune } from "./prune.js";
 import { readers } from "./readers.js";
+import { replicas } from "./replicas-litestream.js";
 import { Bench, OUT } from "./report.js";
 import { scale } from "./scale.js";
 import { serve } from "./serve.js";
@@ -23,7 +24,7 @@ import { stateSync } from "./state-sync.js";
 import { gc } from "./timing.js";
 
 const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
-  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes, scale, history,
+  core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes, scale, history, replicas,
 };
 const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(SECTIONS).join(",")}] [--profile <section>]`;
 
