@@ -1,5 +1,6 @@
 /**
- * Live replicas (`follow`) of the mixed profile ×0.3 as a multi-store (SPEC §8), the source served by `iavlite serve`
+ * The `replicas` section: Litestream beside the writer (bench/replicas-litestream.ts), then live replicas (`follow`)
+ * of the mixed profile ×0.3 as a multi-store (SPEC §8), the source served by `iavlite serve`
  * in a process of its own:
  *
  * - Apply rate: the writer commits 200 versions (quick: 40) at full speed, timed; then a replica that holds the
@@ -18,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { follow, MultiTree, toHex } from "../src/index.js";
 import { Child } from "./child-process.js";
 import type { Committed } from "./replicas-child.js";
+import { litestreamReplicas } from "./replicas-litestream.js";
 import { floorOf, type Bench } from "./report.js";
 import { applyToTree, load, replay, rate, scaled, type Subject } from "./subjects.js";
 import { int, percentile, sum } from "./timing.js";
@@ -47,6 +49,11 @@ function multiSubject(m: MultiTree, names: readonly string[]): Subject {
 }
 
 export async function replicas(b: Bench): Promise<void> {
+  await litestreamReplicas(b);
+  await follower(b);
+}
+
+async function follower(b: Bench): Promise<void> {
   const profiles = scaled(MIXED, { initialSize: 0.3 * 35_000 });
   const [applied, lagged, asked] = [b.q(40, 200), b.q(30, 150), b.q(100, 300)];
   const names = new Workload(profiles, SEED).storeNames;

@@ -4,7 +4,8 @@
  * read-only process serving historic queries and checking them, and pruning in the background. A second run
  * continues the same chain.
  *
- * Environment: IAVLITE_DATA (default ./data), IAVLITE_VERSIONS (default 300), IAVLITE_KEEP (versions kept, 100).
+ * Environment: IAVLITE_DATA (default ./data), IAVLITE_VERSIONS (default 300), IAVLITE_KEEP (versions kept, 100),
+ * IAVLITE_WAL_CHECKPOINTS ("own", the default, or "external" while `iavlite replicate` runs Litestream beside it).
  */
 import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
@@ -18,6 +19,8 @@ import { mixedProfiles, Workload } from "../bench/workload.js";
 const dir = process.env["IAVLITE_DATA"] ?? "data";
 const versions = Number(process.env["IAVLITE_VERSIONS"] ?? 300);
 const keep = Number(process.env["IAVLITE_KEEP"] ?? 100);
+const walCheckpoints = process.env["IAVLITE_WAL_CHECKPOINTS"] ?? "own";
+if (walCheckpoints !== "own" && walCheckpoints !== "external") throw new Error(`IAVLITE_WAL_CHECKPOINTS must be "own" or "external", got "${walCheckpoints}"`);
 
 // The mixed profile's shape (three stores, their key and value sizes, delete ratios), scaled to a demo: a tenth of
 // the initial keys and of the changes per version.
@@ -38,7 +41,7 @@ function diskUse(path: string): number {
   return n;
 }
 
-const multi = MultiTree.open(dir, { stores, checkpointInterval: 50 });
+const multi = MultiTree.open(dir, { stores, checkpointInterval: 50, walCheckpoints });
 const startVersion = multi.version;
 const work = new Workload(profiles, 7 + startVersion);
 let ops = 0;

@@ -111,12 +111,36 @@ describe("iavlite --help examples", () => {
         await serveExample(line, cwd, bin);
         continue;
       }
+      if (/^iavlite replicate /.test(line) && !line.includes("--config-only")) {
+        await replicateExample(line, cwd, bin);
+        continue;
+      }
       const r = await shell(line, cwd, bin);
       const want = /^iavlite rollback .*--to \d+$/.test(line) ? 1 : 0;
       expect({ line, code: r.code, stderr: r.stderr }).toEqual({ line, code: want, stderr: want === 0 ? expect.any(String) : expect.stringContaining("--yes") });
     }
   }, 180_000);
 });
+
+/** Runs the replicate example until Litestream shipped every file of the folder, stops it with SIGTERM: exit 0. */
+async function replicateExample(line: string, cwd: string, bin: string): Promise<void> {
+  const child = spawn("bash", ["-c", `exec ${line}`], { cwd, env: { ...process.env, PATH: `${bin}:${process.env["PATH"]}` }, stdio: ["ignore", "pipe", "pipe"] });
+  const done = collect(child);
+  let seen = "";
+  const shipped = new Promise<void>((resolve, reject) => {
+    // Litestream logs each file's first snapshot, then its first WAL segment: the marker and the three stores.
+    const look = (b: Buffer): void => {
+      seen += b.toString();
+      if ((seen.match(/wal segment written/g) ?? []).length >= 4) resolve();
+    };
+    child.stdout!.on("data", look);
+    child.stderr!.on("data", look);
+    void done.then((r) => reject(new Error(`replicate ended: ${r.stderr}`)));
+  });
+  await shipped;
+  child.kill("SIGTERM");
+  expect((await done).code, seen.slice(-2000)).toBe(0);
+}
 
 /** Runs the serve example until it listens, asks it something, stops it with SIGTERM: exit 0. */
 async function serveExample(line: string, cwd: string, bin: string): Promise<void> {

@@ -54,6 +54,7 @@ export class DiskBackend implements Backend {
         asyncQueue: options.durability === "async" ? options.asyncQueue : undefined,
         snapshotEvery: options.keepEvery,
         busyTimeoutMs: options.busyTimeoutMs,
+        walCheckpoints: options.walCheckpoints,
       });
       return new DiskBackend(folder, set, options);
     } catch (e) {

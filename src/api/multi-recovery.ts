@@ -31,7 +31,7 @@ export function openFolder(dir: string, o: ResolvedMultiOptions): OpenedFolder {
   const names = [...o.stores].sort();
   const held = new Map(names.map((n) => [n, storeVersions(storeDir(dir, n))]));
   const latest = (n: string): number => Math.max(0, ...held.get(n)!.keys());
-  const marker = CommitMarker.open(markerFile(dir), o.durability);
+  const marker = CommitMarker.open(markerFile(dir), o.durability, false, o.walCheckpoints);
   const trees = new Map<string, Tree>();
   try {
     const { whole, rollbackTo, endsRollback } = recover(marker, names, held, latest);

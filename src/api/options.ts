@@ -50,6 +50,14 @@ export const openOptionsSchema = z
      */
     busyTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),
     /**
+     * Who checkpoints the write-ahead log. `"own"` (default): iavlite, from a thread after commits, and before a
+     * commit once the WAL passed 256 MiB. `"external"`: a replicator that follows the WAL and checkpoints it itself,
+     * such as Litestream; iavlite then never checkpoints (a checkpoint racing Litestream's can make it miss WAL frames
+     * and start a new generation, a full snapshot), and the WAL grows until the replicator checkpoints it. A
+     * multi-store's commit marker follows the same setting.
+     */
+    walCheckpoints: z.enum(["own", "external"]).default("own"),
+    /**
      * Receives failures of background work: automatic prunes (retried after the next commits, which go on meanwhile),
      * and, with durability "async", a failed write that no commit or flush reported before `close()`. Default:
      * `process.emitWarning`.

@@ -6,7 +6,8 @@ import type { Registrar } from "./command.js";
 import { registerExport } from "./export.js";
 import { registerFollow } from "./follow.js";
 import { registerImport } from "./import.js";
+import { registerReplicate, registerRestore } from "./replicas.js";
 import { registerServe } from "./serve.js";
 
-/** A snapshot out and in, then the service and its replicas. */
-export const MOVING_COMMANDS: readonly Registrar[] = [registerExport, registerImport, registerServe, registerFollow];
+/** A snapshot out and in, the folder streamed to a replica (Litestream) and back, then the service and its live replicas. */
+export const MOVING_COMMANDS: readonly Registrar[] = [registerExport, registerImport, registerReplicate, registerRestore, registerServe, registerFollow];

@@ -45,6 +45,10 @@ Examples (on ./data as one npm start leaves it: versions 201 … 300; <key> is a
   $ iavlite export ./data --store bank --version 290 -o bank-290.snap
   $ iavlite import ./bank-copy --version 290 --hash <root hex> -i bank-290.snap
   $ iavlite export ./data --store staking --version 290 | iavlite import ./staking-copy --version 290
+  $ iavlite replicate ./data --to ./backup --config-only  # the Litestream config: each SQLite file under ./backup
+  $ iavlite replicate ./data --to ./backup               # Litestream, until Ctrl-C (writer: walCheckpoints "external")
+  $ iavlite restore ./backup ./restored                   # a new folder at a version whole in every store, verified
+  $ iavlite restore ./backup ./restored-280 --version 280 # or --timestamp 2025-01-31T12:00:00Z; s3://… takes --store
   $ iavlite serve ./data --port 26680                     # HTTP queries with proofs, CometBFT abci_query, /metrics
   $ iavlite bench --versions 20 --changes 500             # this machine against a plain SQLite table
 `;

@@ -68,7 +68,7 @@ async function verify(dir: string, opts: VerifyCliOptions, cmd: Command): Promis
 }
 
 /** Audits version `v`; undefined when it was pruned before or while it was read (and only then). */
-async function auditOf(h: ReadHandle, v: number): Promise<AuditReport | undefined> {
+export async function auditOf(h: ReadHandle, v: number): Promise<AuditReport | undefined> {
   let r: AuditReport;
   try {
     const view = h.at(v);
@@ -88,7 +88,8 @@ function span(vs: number[]): string {
   return vs.length === 1 ? String(vs[0]) : `${vs[0]} … ${vs[vs.length - 1]}`;
 }
 
-function printReport(r: AuditReport): void {
+/** Prints `r` as `verify` does: the version and its counts, each fault on a line of its own. */
+export function printReport(r: AuditReport): void {
   if (r.ok) {
     out(`version ${r.version}: ok (${r.nodes} nodes, ${r.leaves} leaves)`);
     return;

@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import { IavlError } from "../base/errors.js";
 import { blob } from "./rows.js";
 import { openReader, sql, type Sync } from "./connection.js";
+import type { WalCheckpoints } from "./wal.js";
 import { retryBusy } from "./write-errors.js";
 
 /** File name of the marker inside a multi-store folder. */
@@ -32,8 +33,11 @@ export interface MarkerState {
 export class CommitMarker {
   private constructor(private readonly db: Database.Database) {}
 
-  /** Opens the marker `file` (creating it), or read-only when `readonly`. */
-  static open(file: string, sync: Sync, readonly = false): CommitMarker {
+  /**
+   * Opens the marker `file` (creating it), or read-only when `readonly`. With `checkpoints` "external" its writes
+   * never checkpoint the WAL (SQLite's automatic checkpoint is off), as the stores' never do then.
+   */
+  static open(file: string, sync: Sync, readonly = false, checkpoints: WalCheckpoints = "own"): CommitMarker {
     let db: Database.Database;
     try {
       db = new Database(file, { readonly, fileMustExist: readonly });
@@ -43,6 +47,7 @@ export class CommitMarker {
     if (!readonly) {
       db.pragma("journal_mode = WAL");
       db.pragma(`synchronous = ${sync.toUpperCase()}`);
+      if (checkpoints === "external") db.pragma("wal_autocheckpoint = 0");
       db.exec("CREATE TABLE IF NOT EXISTS commits (version INTEGER PRIMARY KEY, app_hash BLOB)");
       // At most one row: the target of an unfinished rollback.
       db.exec("CREATE TABLE IF NOT EXISTS rollback (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL)");

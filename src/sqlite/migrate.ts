@@ -48,7 +48,9 @@ export function latestSchema(): number {
  * written by a newer schema. Meant for a read-only connection, before anything opens the file for writing.
  */
 export function checkSchema(db: Database.Database, where: string, readOnly = false): void {
-  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+  // Litestream adds its own tables (_litestream_seq, _litestream_lock) to every database it replicates, possibly
+  // before the store's first migration ran.
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]).filter((t) => !t.startsWith("_litestream_"));
   if (tables.length > 0 && !tables.includes("schema_migrations")) {
     throw new IavlError("NOT_A_STORE", `${where} is a SQLite database but not an iavlite store`);
   }

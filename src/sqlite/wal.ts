@@ -8,6 +8,13 @@ import { statSync } from "node:fs";
 import type { Connection } from "./connection.js";
 import { retryBusy } from "./write-errors.js";
 
+/**
+ * Who checkpoints the WAL of a writer's files. `"own"`: iavlite (a checkpointer thread after commits, a RESTART past
+ * {@link WAL_BOUND_BYTES}). `"external"`: another process that follows the WAL, such as Litestream, which must be the
+ * only one to checkpoint it; iavlite then never checkpoints, and the WAL grows until that process does.
+ */
+export type WalCheckpoints = "own" | "external";
+
 /** The WAL size past which the writer checkpoints before it commits, waiting for readers if it must. */
 export const WAL_BOUND_BYTES = 256 * 2 ** 20;
 

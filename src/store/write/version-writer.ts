@@ -1,6 +1,6 @@
 /**
  * How a committed version reaches the disk: its rows written inline (durability normal or full) or handed to the
- * writer thread (async), the WAL checkpointer woken after it, and the tree's copies of its values let go once it
+ * writer thread (async), the WAL checkpointer woken after it (unless another process checkpoints the WAL), and the tree's copies of its values let go once it
  * has landed, the one thing that comes back up from below.
  * @module
  */
@@ -8,7 +8,7 @@ import type { IavlError } from "../../base/errors.js";
 import type { NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
 import type { StoreWriter } from "../../sqlite/store-writer.js";
-import { boundWal } from "../../sqlite/wal.js";
+import { boundWal, type WalCheckpoints } from "../../sqlite/wal.js";
 import { UnlandedValues } from "./unlanded-values.js";
 import { checkpointRows, versionRows } from "./version-rows.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
@@ -21,13 +21,16 @@ export interface VersionWriterOptions {
   /** Bytes of values that may be in flight to the writer thread. */
   inFlightBytes: number;
   busyTimeoutMs: number;
+  /** "own": a checkpointer thread after commits, and the WAL's bound before them; "external": no checkpoint at all. */
+  walCheckpoints: WalCheckpoints;
 }
 
 /** Writes one store's versions, in order. */
 export class VersionWriter {
   /** The background writer, with durability "async". */
   readonly queue: WriteQueue | undefined;
-  private readonly wal: WalCheckpointer;
+  /** The checkpointer thread; undefined when another process checkpoints the WAL (walCheckpoints "external"). */
+  private readonly wal: WalCheckpointer | undefined;
   private readonly values: UnlandedValues;
   /** The id the next leaves row gets. */
   private nextLeaf: number;
@@ -41,9 +44,9 @@ export class VersionWriter {
   ) {
     this.values = new UnlandedValues(t);
     this.nextLeaf = store.read.leaves.nextId();
-    this.wal = new WalCheckpointer(file, o.busyTimeoutMs);
+    if (o.walCheckpoints === "own") this.wal = new WalCheckpointer(file, o.busyTimeoutMs);
     const landed = (v: number): void => this.values.landed(v);
-    if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.wal.shared, landed);
+    if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.wal?.shared, landed);
   }
 
   /** The tree's own copy of a value being set: valid until its version lands, when leaves drop their values. */
@@ -58,9 +61,9 @@ export class VersionWriter {
       this.values.seal(c.version, rows.leaves);
       if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
       else {
-        boundWal(this.store.db, this.file);
+        if (this.wal !== undefined) boundWal(this.store.db, this.file);
         this.store.writeVersion(rows.write);
-        this.wal.committed();
+        this.wal?.committed();
         this.values.landed(c.version);
       }
     } catch (e) {
@@ -95,7 +98,7 @@ export class VersionWriter {
     try {
       return this.queue?.close();
     } finally {
-      this.wal.close();
+      this.wal?.close();
     }
   }
 }

@@ -8,6 +8,7 @@ import type { IavlError } from "../../base/errors.js";
 import { NONE } from "../../tree/node.js";
 import type { CommitInput, Latest } from "../../tree/store-contract.js";
 import type { Connection } from "../../sqlite/connection.js";
+import type { WalCheckpoints } from "../../sqlite/wal.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
 import { NodeLoader } from "../node-loader.js";
@@ -27,6 +28,8 @@ export interface WorkingSetOptions {
   /** Versions that are multiples of this are committed as checkpoints (snapshots kept by pruning). */
   snapshotEvery: number | undefined;
   busyTimeoutMs: number;
+  /** Who checkpoints the WAL: this store ("own") or another process ("external"). */
+  walCheckpoints: WalCheckpoints;
 }
 
 /** The working set of one writer over its store file. */
@@ -59,6 +62,7 @@ export class WorkingSet {
       // Values in flight to the writer thread count against the memory budget: a quarter of it at most.
       inFlightBytes: (options.memoryBudgetMiB * 2 ** 20) / 4,
       busyTimeoutMs: options.busyTimeoutMs,
+      walCheckpoints: options.walCheckpoints,
     });
     this.views = new WriterViews(read, this.src, this.writer.queue, () => this.live);
   }

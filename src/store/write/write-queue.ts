@@ -21,8 +21,11 @@ const SLOTS = FIRST_SLOT + 2;
 export interface WriterThreadData {
   file: string;
   busyTimeoutMs: number;
-  /** The WAL checkpointer's slots, to wake it after each version. */
-  walSlots: SharedArrayBuffer;
+  /**
+   * The WAL checkpointer's slots, to wake it after each version; undefined when another process checkpoints the WAL
+   * (walCheckpoints "external"): the thread then never checkpoints either, not even past the WAL's bound.
+   */
+  walSlots: SharedArrayBuffer | undefined;
   /** Where failures are reported, so that a blocked owner can read them synchronously. */
   errors: MessagePort;
   /** Where the buffers of each version written go back, for later versions to be packed into. */
@@ -71,7 +74,7 @@ export class WriteQueue {
     /** Bytes (keys, values, hashes) that may be in flight before `commit()` waits. */
     private readonly maxBytes: number,
     busyTimeoutMs: number,
-    walSlots: SharedArrayBuffer,
+    walSlots: SharedArrayBuffer | undefined,
     /** Told of each version once it is on disk, in order. */
     private readonly onLanded: (version: number) => void,
   ) {

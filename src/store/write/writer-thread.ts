@@ -15,7 +15,8 @@ import { DURABLE, FAILED, type WriterFailure, type WriterThreadData } from "./wr
 
 const data = workerData as WriterThreadData & ChannelData;
 const end = new ThreadEnd(data);
-const wal = new Slots(data.walSlots);
+/** The checkpointer's slots; undefined when the WAL is checkpointed by another process, and never here. */
+const wal = data.walSlots === undefined ? undefined : new Slots(data.walSlots);
 /** How long a version waits for a lock held elsewhere before the writer gives up: commits wait on a full queue meanwhile. */
 const PATIENCE_MS = 60 * Math.max(data.busyTimeoutMs, 100);
 
@@ -47,11 +48,11 @@ parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
     if (end.slots.get(FAILED) !== 0) return;
     const w = unpackWrite(packed);
     version = w.version.version;
-    boundWal(db, data.file);
+    if (wal !== undefined) boundWal(db, data.file);
     // A version in the queue is never lost to a busy moment: another connection's lock is waited out.
     retrying(() => store.writeVersion(w), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
     end.slots.set(DURABLE, version);
-    wal.add(COMMITS);
+    wal?.add(COMMITS);
   } catch (e) {
     failed(version, e);
   }

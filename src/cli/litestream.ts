@@ -1,0 +1,259 @@
+/**
+ * Litestream beside a store or multi-store folder, for `iavlite replicate` and `iavlite restore`: the folder's SQLite
+ * files, each one's replica under one URL, the config that names them, and the binary that runs it.
+ *
+ * Every SQLite file is its own Litestream database: a multi-store's commit marker (`commits.sqlite`) and each
+ * store's `stores/<name>/iavl.sqlite`, each replicated to `<URL>/<the same relative path>`.
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, posix, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { InvalidArgumentError } from "commander";
+import { multiStoreNames } from "../api/multi-folder.js";
+import { MARKER_FILE } from "../sqlite/commit-marker.js";
+import { STORE_FILE, storeFileIn } from "../sqlite/connection.js";
+import { UsageError } from "./format.js";
+
+/** A failure of the litestream binary (it could not start, or exited with an error): exit status 1, code `LITESTREAM`. */
+export class LitestreamError extends Error {
+  override readonly name = "LitestreamError";
+  readonly code = "LITESTREAM";
+}
+
+/** The file of a store in a multi-store folder, relative to the folder. */
+function storeFileOf(name: string): string {
+  return `stores/${name}/${STORE_FILE}`;
+}
+
+/** The SQLite files of store or multi-store folder `dir`, relative to it: a multi-store's marker first, then its stores. */
+export function sqliteFiles(dir: string): string[] {
+  const names = multiStoreNames(dir);
+  if (names === undefined) {
+    storeFileIn(dir);
+    return [STORE_FILE];
+  }
+  return [MARKER_FILE, ...names.map(storeFileOf)];
+}
+
+/** Where one file's replica is: a folder on this machine (`file://…` or a plain path), or a URL Litestream reads. */
+type Replica = { path: string } | { url: string };
+
+/** True for `file://…` and plain paths: replicas this machine can list. */
+function isLocal(to: string): boolean {
+  return to.startsWith("file://") || !/^\w+:\/\//.test(to);
+}
+
+/** The folder a local replica URL names. */
+function localRoot(to: string): string {
+  return to.startsWith("file://") ? fileURLToPath(to) : resolve(to);
+}
+
+/** The URL of the file `rel`'s replica under `to`, a URL that is not local (`s3://bucket/path`). */
+function remoteUrl(to: string, rel: string): string {
+  const u = new URL(to);
+  u.pathname = posix.join(u.pathname === "" ? "/" : u.pathname, rel);
+  return u.href;
+}
+
+/** The replica of the file `rel` (relative to the folder) under replica URL `to`. */
+function replicaOf(to: string, rel: string): Replica {
+  return isLocal(to) ? { path: join(localRoot(to), rel) } : { url: remoteUrl(to, rel) };
+}
+
+/** A Go duration, as Litestream reads `sync-interval`: `100ms`, `1s`, `1m30s`. */
+const DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
+
+/** Parser of `--sync-interval`. */
+export function durationArg(value: string): string {
+  if (!DURATION.test(value)) throw new InvalidArgumentError(`must be a duration such as 100ms, 1s or 1m, got "${value}"`);
+  return value;
+}
+
+/**
+ * The Litestream config (YAML) replicating the files `rels` of folder `dir` to `to`. With `syncInterval`, Litestream
+ * looks at each WAL that often (`monitor-interval`) and ships what it found that often (`sync-interval`); its default
+ * is 1s for both.
+ */
+export function litestreamConfig(dir: string, rels: readonly string[], to: string, syncInterval?: string): string {
+  const abs = resolve(dir);
+  // JSON strings are YAML's double-quoted scalars.
+  const q = (s: string): string => JSON.stringify(s);
+  const lines = [`# Litestream config written by iavlite for ${abs}: one database per SQLite file, replicated under ${to}`, "dbs:"];
+  for (const rel of rels) {
+    lines.push(`  - path: ${q(join(abs, rel))}`);
+    if (syncInterval !== undefined) lines.push(`    monitor-interval: ${syncInterval}`);
+    lines.push("    replicas:");
+    const r = replicaOf(to, rel);
+    lines.push("path" in r ? `      - path: ${q(r.path)}` : `      - url: ${q(r.url)}`);
+    if (syncInterval !== undefined) lines.push(`        sync-interval: ${syncInterval}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * The files a replica at `from` holds, relative to the folder they were replicated from. A local replica is listed;
+ * one at a URL this machine cannot list (`s3://…`) is a multi-store when `stores` names its stores, else a plain
+ * store, unless it holds a commit marker, when the stores must be named.
+ */
+async function replicaFiles(from: string, stores: readonly string[]): Promise<string[]> {
+  if (!isLocal(from)) {
+    if (stores.length > 0) return [MARKER_FILE, ...[...stores].sort().map(storeFileOf)];
+    // Asked by URL: through a config, `litestream generations` wants the database file, which is not there yet.
+    const generations = await runLitestream(["generations", remoteUrl(from, MARKER_FILE)]);
+    if (generations.trim().split("\n").length > 1) {
+      throw new UsageError(`${from} holds a multi-store folder: name its stores with --store (repeatable); a replica at a URL is not listed here`);
+    }
+    return [STORE_FILE];
+  }
+  const root = localRoot(from);
+  const under = join(root, "stores");
+  if (existsSync(under) || existsSync(join(root, MARKER_FILE))) {
+    const found = existsSync(under)
+      ? readdirSync(under, { withFileTypes: true })
+          .filter((e) => e.isDirectory() && existsSync(join(under, e.name, STORE_FILE)))
+          .map((e) => e.name)
+          .sort()
+      : [];
+    if (found.length === 0) throw new LitestreamError(`${from} holds a commit marker's replica but no store's (no ${join(under, "<name>", STORE_FILE)})`);
+    const odd = stores.filter((s) => !found.includes(s));
+    if (odd.length > 0 || (stores.length > 0 && stores.length !== found.length)) {
+      throw new UsageError(`${from} holds the stores ${found.join(", ")}, restored together (drop --store)`);
+    }
+    return [MARKER_FILE, ...found.map(storeFileOf)];
+  }
+  if (!existsSync(join(root, STORE_FILE))) throw new LitestreamError(`${from} holds no replica of an iavlite store (no ${join(root, STORE_FILE)})`);
+  return [STORE_FILE];
+}
+
+/**
+ * The litestream binary: `IAVLITE_LITESTREAM` when set, else the one the optional dependency
+ * `@flydotio/litestream-linux-x64` installs (on linux x64), else `litestream` from the PATH.
+ */
+export function litestreamBinary(): string {
+  const set = process.env["IAVLITE_LITESTREAM"];
+  if (set !== undefined && set !== "") return set;
+  if (process.platform === "linux" && process.arch === "x64") {
+    try {
+      const bundled = fileURLToPath(import.meta.resolve("@flydotio/litestream-linux-x64/litestream"));
+      if (existsSync(bundled)) return bundled;
+    } catch {
+      // Not installed (an optional dependency): the PATH's.
+    }
+  }
+  return "litestream";
+}
+
+function cannotStart(bin: string, e: Error): LitestreamError {
+  return new LitestreamError(`cannot run ${bin}: ${e.message} (on linux x64 install the optional dependency @flydotio/litestream-linux-x64; elsewhere put litestream on the PATH, or set IAVLITE_LITESTREAM to a litestream binary)`);
+}
+
+/** Runs litestream with `args` to its end, its output kept; throws {@link LitestreamError} with that output when it fails. */
+export function runLitestream(args: readonly string[]): Promise<string> {
+  const bin = litestreamBinary();
+  return new Promise((done, fail) => {
+    const p = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    p.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    p.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    p.on("error", (e) => fail(cannotStart(bin, e)));
+    p.on("close", (code, signal) => {
+      if (code === 0) done(output);
+      else fail(new LitestreamError(`litestream ${args[0] ?? ""} failed (${signal ?? `exit status ${code}`}): ${output.trim()}`));
+    });
+  });
+}
+
+/**
+ * Runs litestream with `args` in the foreground, its output on ours; SIGINT and SIGTERM go on to it (it ships what
+ * it holds and stops). Resolves to its exit status once it ended.
+ */
+export function runLitestreamForeground(args: readonly string[]): Promise<number> {
+  const bin = litestreamBinary();
+  return new Promise((done, fail) => {
+    const p = spawn(bin, args, { stdio: "inherit" });
+    const signals = ["SIGINT", "SIGTERM"] as const;
+    const forward = (s: NodeJS.Signals): void => void p.kill(s);
+    for (const s of signals) process.on(s, forward);
+    const end = (): void => {
+      for (const s of signals) process.off(s, forward);
+    };
+    p.on("error", (e) => (end(), fail(cannotStart(bin, e))));
+    p.on("close", (code) => (end(), done(code ?? 1)));
+  });
+}
+
+/** What {@link restoreReplicas} restored. */
+export interface RestoredFiles {
+  /** The files, relative to the folder: a multi-store's marker first. */
+  files: string[];
+  /** True for a multi-store folder. */
+  multi: boolean;
+  /** True when a multi-store's marker had no replica (at the time asked for): the stores alone were restored. */
+  markerMissing: boolean;
+  /** How long the restores took (run side by side), in seconds. */
+  seconds: number;
+}
+
+/**
+ * Restores every file the replica at `from` holds into the new folder `dir` with `litestream restore`, side by side;
+ * with `timestamp` (an RFC 3339 time) each as it was then. Throws {@link LitestreamError} when one fails.
+ */
+export async function restoreReplicas(from: string, dir: string, stores: readonly string[], timestamp?: string): Promise<RestoredFiles> {
+  const files = await replicaFiles(from, stores);
+  const abs = resolve(dir);
+  const temp = mkdtempSync(join(tmpdir(), "iavlite-restore-"));
+  try {
+    // Through a config, not replica URLs on the command line: litestream re-escapes a file:// URL's path.
+    const config = join(temp, "litestream.yml");
+    writeFileSync(config, litestreamConfig(abs, files, from));
+    const t0 = performance.now();
+    await Promise.all(
+      files.map((rel) => {
+        mkdirSync(dirname(join(abs, rel)), { recursive: true });
+        // A marker without a replica is rebuilt from the stores (as a lost one is).
+        return restoreFile(from, config, join(abs, rel), rel, timestamp, rel === MARKER_FILE);
+      }),
+    );
+    const multi = files[0] === MARKER_FILE;
+    return { files, multi, markerMissing: multi && !existsSync(join(abs, MARKER_FILE)), seconds: (performance.now() - t0) / 1e3 };
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Restores the file `rel` to `out` (a database of `config`). Litestream restores a time only within a generation's
+ * span, from its snapshot to the last change it shipped; a local replica whose last change came before `timestamp` is
+ * restored whole instead, since it held nothing newer then. False when an `optional` file has no replica (at that time).
+ */
+async function restoreFile(from: string, config: string, out: string, rel: string, timestamp: string | undefined, optional: boolean): Promise<boolean> {
+  const run = (at: string | undefined): Promise<string> =>
+    runLitestream(["restore", "-config", config, "-if-replica-exists", ...(at === undefined ? [] : ["-timestamp", at]), out]);
+  await run(timestamp);
+  if (existsSync(out)) return true;
+  if (timestamp !== undefined && isLocal(from) && Date.parse(timestamp) >= lastShipped(join(localRoot(from), rel))) {
+    await run(undefined);
+    if (existsSync(out)) return true;
+  }
+  if (optional) return false;
+  const when = timestamp === undefined ? "" : ` as of ${timestamp} (a time from its first snapshot to its last change shipped; leave --timestamp out for the newest state)`;
+  throw new LitestreamError(`no backup of ${rel} under ${from}${when}`);
+}
+
+/** When a local replica last shipped anything (ms since the epoch; 0 when it holds nothing), from its files' times. */
+function lastShipped(replica: string): number {
+  const gens = join(replica, "generations");
+  let last = 0;
+  if (!existsSync(gens)) return last;
+  for (const g of readdirSync(gens)) {
+    for (const kind of ["snapshots", "wal"]) {
+      const d = join(gens, g, kind);
+      if (!existsSync(d)) continue;
+      for (const f of readdirSync(d)) if (!f.endsWith(".tmp")) last = Math.max(last, statSync(join(d, f)).mtimeMs);
+    }
+  }
+  return last;
+}

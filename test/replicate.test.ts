@@ -1,0 +1,196 @@
+/**
+ * `iavlite replicate` and `iavlite restore` with the real Litestream binary (@flydotio/litestream) and file://
+ * replicas (an s3:// replica takes the same path through Litestream; no S3 server is at hand here). A writer child
+ * commits a scaled mixed stream with walCheckpoints "external" while `iavlite replicate` ships every SQLite file of
+ * its folder; the writer is SIGKILLed, Litestream stopped once it shipped the rest; restores then give the last
+ * version committed, the replica's state at the kill (`--timestamp` of the kill), an earlier point (`--timestamp`),
+ * and an older version (`--version`), each opening whole with the writer's hash for its version.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { MultiTree, toHex, Tree } from "../src/index.js";
+import { tempDir } from "./backends.js";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const main = join(root, "src/cli/main.ts");
+const writerScript = fileURLToPath(new URL("./fixtures/replicated-writer.ts", import.meta.url));
+
+/** A child process with its output kept, and a wait for a line that matches. */
+class Child {
+  readonly p: ChildProcess;
+  /** Stdout and stderr together, as they came. */
+  out = "";
+  stdout = "";
+  private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private waiters: Array<() => void> = [];
+
+  constructor(args: string[], onLine?: (line: string) => void) {
+    this.p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let buf = "";
+    this.p.stdout!.on("data", (d: Buffer) => {
+      this.out += d.toString();
+      this.stdout += d.toString();
+      buf += d.toString();
+      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+        onLine?.(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+      }
+      this.wake();
+    });
+    this.p.stderr!.on("data", (d: Buffer) => ((this.out += d.toString()), this.wake()));
+    this.exited = new Promise((done) => this.p.on("close", (code, signal) => done({ code, signal })));
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Resolves once `test` holds (checked after each output), failing after `ms`. */
+  async until(test: () => boolean, ms: number, what: string): Promise<void> {
+    const end = Date.now() + ms;
+    while (!test()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}; output:\n${this.out.slice(-3000)}`);
+      await new Promise<void>((r) => (this.waiters.push(r), setTimeout(r, 100)));
+    }
+  }
+
+  /** Resolves once the child ended. */
+  ended(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    return this.exited;
+  }
+
+  stop(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    this.p.kill(signal);
+    return this.exited;
+  }
+}
+
+/** Runs `iavlite args… --json`; its exit status and the value it printed. */
+async function iavlite(args: string[]): Promise<{ code: number | null; json: Record<string, unknown>; out: string }> {
+  const c = new Child([main, ...args, "--json"]);
+  const { code } = await c.ended();
+  return { code, json: c.stdout === "" ? {} : (JSON.parse(c.stdout) as Record<string, unknown>), out: c.out };
+}
+
+describe.each([{ kind: "plain" }, { kind: "multi" }])("Litestream replica of a $kind folder", ({ kind }) => {
+  it("restores the last version committed, the state at the kill, an earlier time and an older version, each whole with the writer's hash", async () => {
+    const base = tempDir("iavlite-litestream-");
+    const dir = join(base, "data");
+    const replica = pathToFileURL(join(base, "replica")).href;
+    const pending = new Map<number, string>();
+    const committedAt = new Map<number, number>();
+    let last = 0;
+    const writer = new Child([writerScript, dir, kind], (line) => {
+      const p = /^pending (\d+) ([0-9a-f]+)$/.exec(line);
+      if (p) pending.set(Number(p[1]), p[2]!);
+      const c = /^committed (\d+) (\d+)$/.exec(line);
+      if (c) committedAt.set((last = Number(c[1])), Number(c[2]));
+    });
+    let rep: Child | undefined;
+    let replicating = 0;
+    let killedAt = 0;
+    try {
+      await writer.until(() => writer.out.includes("opened"), 30_000, "the writer to open");
+      rep = new Child([main, "replicate", dir, "--to", replica, "--sync-interval", "100ms"]);
+      const files = kind === "multi" ? 4 : 1;
+      await rep.until(() => (rep!.out.match(/snapshot written/g) ?? []).length >= files, 20_000, "Litestream's first snapshots");
+      replicating = Date.now();
+      // Three seconds of commits replicated, and at least 20 versions past the snapshots.
+      const first = last;
+      await writer.until(() => Date.now() - replicating > 3_000 && last >= first + 20, 30_000, "versions to commit");
+    } finally {
+      killedAt = Date.now();
+      await writer.stop("SIGKILL");
+    }
+    const committed = last;
+    // Litestream ships what the dead writer left (a few sync intervals), then stops on SIGTERM after a last sync.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const stopped = await rep!.stop("SIGTERM");
+    // Litestream never lost its place: one generation per file, no second one (iavlite did not checkpoint beside it).
+    expect(rep!.out.match(/new generation/g)?.length, rep!.out.slice(-3000)).toBe(kind === "multi" ? 4 : 1);
+
+    // The version committed 1.5 s into the replication, and the newest version committed 1.5 s before it.
+    const versions = [...committedAt.keys()];
+    const middle = versions.find((v) => committedAt.get(v)! > replicating + 1_500)!;
+    const floor = versions.filter((v) => committedAt.get(v)! < committedAt.get(middle)! - 1_500).pop() ?? 1;
+    const at = (t: number): string => new Date(t).toISOString();
+    const [latest, atKill, earlier, older, never] = await Promise.all([
+      iavlite(["restore", replica, join(base, "latest")]),
+      iavlite(["restore", replica, join(base, "at-kill"), "--timestamp", at(killedAt)]),
+      iavlite(["restore", replica, join(base, "earlier"), "--timestamp", at(committedAt.get(middle)!)]),
+      iavlite(["restore", replica, join(base, "older"), "--version", String(middle - 5)]),
+      iavlite(["restore", replica, join(base, "never"), "--version", String(committed + 1_000)]),
+    ]);
+    // A version no store holds is refused, not guessed at.
+    expect([never.code, (never.json["error"] as { code: string } | undefined)?.code]).toEqual([1, "VERSION_NOT_FOUND"]);
+    const hashOf = (r: { json: Record<string, unknown> }): string => String(kind === "multi" ? r.json["appHash"] : r.json["hash"]);
+    for (const r of [latest, atKill, earlier, older]) {
+      expect(r.code, r.out).toBe(0);
+      expect(r.json["ok"]).toBe(true);
+      const v = r.json["version"] as number;
+      // A version the writer committed (or was committing: its hash was printed first), with the writer's hash.
+      expect(pending.get(v), `version ${v}`).toBe(hashOf(r));
+    }
+    const v = (r: { json: Record<string, unknown> }): number => r.json["version"] as number;
+    // Litestream stopped after shipping everything on disk: nothing that commit() returned is lost.
+    expect(v(latest)).toBeGreaterThanOrEqual(committed);
+    expect(v(atKill)).toBeLessThanOrEqual(v(latest));
+    // Segments shipped by the time version `middle` committed hold no later version, and not much less.
+    expect(v(earlier)).toBeLessThanOrEqual(middle);
+    expect(v(earlier)).toBeGreaterThanOrEqual(floor);
+    expect(v(older)).toBe(middle - 5);
+    const behind = committed - v(atKill);
+    const each = (r: { json: Record<string, unknown> }): string =>
+      kind === "multi" ? ` (stores ${(r.json["stores"] as Array<{ restored: number }>).map((x) => x.restored).join("/")}, marker ${String(r.json["marker"])})` : "";
+    console.log(
+      `litestream ${kind}: ${committed} committed at the kill; the replica held ${v(atKill)}${each(atKill)} then (${behind} behind), ` +
+        `${v(latest)} after its last sync (litestream exited ${String(stopped.code ?? stopped.signal)}); ` +
+        `--timestamp of version ${middle} gave ${v(earlier)}${each(earlier)}; restores took ` +
+        [latest, atKill, earlier, older].map((r) => `${String(r.json["seconds"])} s`).join(", "),
+    );
+
+    // The restored folder opens for writing (recovery finds nothing to refuse) at that version and hash.
+    if (kind === "multi") {
+      const m = MultiTree.open(join(base, "earlier"), { stores: ["bank", "lockup", "staking"] });
+      expect([m.version, toHex(m.appHash)]).toEqual([v(earlier), pending.get(v(earlier))]);
+      m.close();
+    } else {
+      const t = Tree.open(join(base, "earlier"));
+      expect([t.version, toHex(t.hash)]).toEqual([v(earlier), pending.get(v(earlier))]);
+      t.close();
+    }
+  }, 90_000);
+});
+
+describe("replicate and restore on the command line", () => {
+  it("writes a config naming every SQLite file of a multi-store folder, each replicated under the URL; refuses what it cannot restore into", async () => {
+    const base = tempDir("iavlite-litestream-cli-");
+    const dir = join(base, "data");
+    const m = MultiTree.open(dir, { stores: ["bank", "staking"] });
+    m.tree("bank").set(new Uint8Array([1]), new Uint8Array([2]));
+    m.tree("staking").set(new Uint8Array([3]), new Uint8Array([4]));
+    m.commit();
+    m.close();
+    const cfg = new Child([main, "replicate", dir, "--to", "s3://bucket.localhost:9000/chain", "--sync-interval", "250ms", "--config-only"]);
+    expect((await cfg.ended()).code, cfg.out).toBe(0);
+    for (const rel of ["commits.sqlite", "stores/bank/iavl.sqlite", "stores/staking/iavl.sqlite"]) {
+      expect(cfg.stdout).toContain(`- path: ${JSON.stringify(join(dir, rel))}`);
+      expect(cfg.stdout).toContain(`- url: "s3://bucket.localhost:9000/chain/${rel}"`);
+    }
+    expect(cfg.stdout.match(/sync-interval: 250ms/g)).toHaveLength(3);
+    expect(cfg.stdout.match(/monitor-interval: 250ms/g)).toHaveLength(3);
+
+    const [notEmpty, both, badTime, badInterval] = await Promise.all([
+      iavlite(["restore", "file:///nowhere", dir]),
+      iavlite(["restore", "file:///nowhere", join(base, "x"), "--version", "3", "--timestamp", "2025-01-01T00:00:00Z"]),
+      iavlite(["restore", "file:///nowhere", join(base, "y"), "--timestamp", "yesterday"]),
+      iavlite(["replicate", dir, "--to", "file:///nowhere", "--sync-interval", "fast"]),
+    ]);
+    expect([notEmpty.code, (notEmpty.json["error"] as { message: string }).message]).toEqual([2, expect.stringContaining("not an empty folder")]);
+    expect(both.code).toBe(2);
+    expect((badTime.json["error"] as { message: string }).message).toContain("--timestamp must be an ISO 8601 time");
+    expect((badInterval.json["error"] as { message: string }).message).toContain("--sync-interval must be a duration");
+  }, 60_000);
+});
