@@ -91,8 +91,10 @@ describe("follow", () => {
           apps.push(commit());
         }
       })();
-      expect(await followUntil(service.url, dir, (v) => v === 12)).toBe(12);
+      const started: string[] = [];
+      expect(await followUntil(service.url, dir, (v) => v === 12, { onNote: (n) => started.push(n) })).toBe(12);
       await writing;
+      const from = Number(/snapshot of version (\d+)$/.exec(started[0]!)![1]);
       const appAt = (v: number): string => {
         const m = MultiTree.openReadOnly(dir);
         try {
@@ -102,7 +104,9 @@ describe("follow", () => {
         }
       };
       expect(appAt(12)).toBe(apps[12]);
-      expect(appAt(9)).toBe(apps[9]);
+      expect(appAt(from)).toBe(apps[from]);
+      // Before its snapshot the replica holds no version.
+      expect(() => appAt(from - 1)).toThrow(/was never committed here \(the stores began at version/);
       // Resumes where it committed.
       for (let v = 13; v <= 14; v++) apps.push(commit());
       expect(await followUntil(service.url, dir, (v) => v === 14)).toBe(14);

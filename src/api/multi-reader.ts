@@ -143,7 +143,11 @@ export class MultiReader {
     this.checkWhole(version);
     // Begin every read before taking any hash, so that a rollback in between shows as VERSION_ROLLED_BACK. A store
     // that joined the folder after `version` is not under its app hash.
-    const views = [...this.all].filter(([, s]) => s.version > 0 && s.firstVersion() <= version).map(([n, s]) => [n, s.atRefreshed(version)] as const);
+    const held = [...this.all].filter(([, s]) => s.version > 0);
+    // Before every store began (a folder made from a snapshot) there is no version, not one of no stores.
+    const began = Math.min(...held.map(([, s]) => s.firstVersion()));
+    if (version < began) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed here (the stores began at version ${began})`);
+    const views = held.filter(([, s]) => s.firstVersion() <= version).map(([n, s]) => [n, s.atRefreshed(version)] as const);
     return new Map(views.map(([n, view]) => [n, view.hash]));
   }
 

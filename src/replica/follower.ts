@@ -90,7 +90,8 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
           local = undefined;
           status = undefined;
           stale = true;
-        } else if (isIavlError(e, "SOURCE_UNAVAILABLE") || isIavlError(e, "VERSION_NOT_FOUND") || isIavlError(e, "VERSION_ROLLED_BACK")) {
+        } else if (isIavlError(e, "VERSION_PRUNED") || isIavlError(e, "SOURCE_UNAVAILABLE") || isIavlError(e, "VERSION_NOT_FOUND") || isIavlError(e, "VERSION_ROLLED_BACK")) {
+          // A snapshot the source pruned while it was read, a source away or rolled back: ask again.
           note(`${(e as Error).message}; asking again in ${o.retryMs} ms`);
           if (local === undefined) status = undefined;
           await pause();
