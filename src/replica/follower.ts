@@ -81,8 +81,7 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
       } catch (e) {
         if (signal.aborted) break;
         if (isIavlError(e, "VERSION_PRUNED") && local !== undefined && !checked) {
-          // The source keeps no operations of this replica's last version (pruned, or its own snapshot's): the check
-          // waits for the next version's hashes.
+          // The source no longer keeps this replica's last version: the next version's hashes are the check.
           checked = true;
         } else if (isIavlError(e, "VERSION_PRUNED") && local !== undefined) {
           note(`the source no longer holds version ${local.version + 1}'s operations: starting again from its snapshot`);
@@ -107,8 +106,8 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
 }
 
 /**
- * One request's worth: the versions after the replica's last (from its last, to compare it, when not yet
- * `checked`), applied in order across every store.
+ * One request's worth: the versions after the replica's last, applied in order across every store (the replica's
+ * last version first compared with the source's, when not yet `checked`).
  */
 async function step(
   source: Source,
@@ -118,7 +117,13 @@ async function step(
   o: { batch: number; waitMs: number; onVersion?: ((v: number) => void) | undefined; signal: AbortSignal },
   onChecked: () => void,
 ): Promise<void> {
-  const from = checked ? local.version + 1 : local.version;
+  if (!checked) {
+    // The replica's last version, compared by its hashes alone (its operations may weigh hundreds of MB).
+    const hashes = await Promise.all(names.map((n) => source.hashes(n, local.version)));
+    local.check(new Map(names.map((n, i) => [n, { version: local.version, ...hashes[i]!, ops: [] }])));
+    onChecked();
+  }
+  const from = local.version + 1;
   const feeds = await Promise.all(names.map((n) => source.feed(n, from, o.batch, o.waitMs)));
   try {
     for (;;) {
@@ -130,11 +135,6 @@ async function step(
       const version = (got[0]!.value as FeedVersion).version;
       if ([...frames.values()].some((f) => f.version !== version)) {
         throw new IavlError("SOURCE_UNAVAILABLE", `the source's stores answered different versions (${[...frames.values()].map((f) => f.version).join(", ")})`);
-      }
-      if (version === local.version) {
-        local.check(frames);
-        onChecked();
-        continue;
       }
       if (version !== local.version + 1) throw new IavlError("SOURCE_UNAVAILABLE", `the source answered version ${version} where ${local.version + 1} was asked`);
       local.apply(frames);

@@ -69,6 +69,17 @@ export class Source {
   }
 
   /**
+   * The root hash of `store` at `height`, and the app hash there (null for a plain store): what a replica compares
+   * its own last version with.
+   */
+  async hashes(store: string, height: number): Promise<{ hash: Uint8Array; appHash: Uint8Array | null }> {
+    // Any key will do: the answer names the hashes of the version it was read from.
+    const res = await this.get(`v1/query?${new URLSearchParams({ store, key: "00", height: String(height) })}`);
+    const q = (await res.json()) as { storeHash: string; appHash: string | null };
+    return { hash: fromHex(q.storeHash), appHash: q.appHash === null ? null : fromHex(q.appHash) };
+  }
+
+  /**
    * The operations of `store`'s versions from `from` on, at most `limit` of them, waiting up to `waitMs` for the
    * first when it is not committed yet; no version when none came in that time.
    */

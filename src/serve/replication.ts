@@ -28,6 +28,9 @@ export interface ReplicationOptions {
 /** Encoded bytes are gathered into chunks of about this size: a write per chunk, not per item. */
 const CHUNK_BYTES = 1 << 16;
 
+/** Bytes made ahead of the reader, at most (and one item more). */
+const AHEAD_BYTES = 8 << 20;
+
 /**
  * The handler time of a streamed answer: none to speak of (fastify's longest), since a stream lasts as long as its
  * reader takes, in chunks pulled as the socket drains; the request timeout bounds only the wait for its headers.
@@ -109,7 +112,8 @@ function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): FastifyRe
   };
   let first: Buffer | null | undefined = next();
   const stream = new Readable({
-    highWaterMark: 1,
+    // A few chunks made ahead: the reader's work and this service's overlap, on two cores.
+    highWaterMark: AHEAD_BYTES,
     read() {
       try {
         const chunk = first !== undefined ? first : next();

@@ -75,10 +75,11 @@ function decodeFrame(b: Uint8Array, index: number): FeedVersion {
       if (x! < 0x80) return n;
     }
   };
-  // Copies, not views: the frame's buffer may be a chunk the reader reuses.
+  // Views, not copies: a frame's bytes are a chunk of the answer or a buffer of its own, neither reused, and a tree
+  // copies what it keeps.
   const take = (len: number): Uint8Array => {
     if (p + len > b.length) bad();
-    const out = b.slice(p, p + len);
+    const out = b.subarray(p, p + len);
     p += len;
     return out;
   };
