@@ -1,5 +1,6 @@
 /**
- * The `replicas` section: Litestream beside the writer (bench/replicas-litestream.ts), then live replicas (`follow`)
+ * The `replicas` section: Litestream beside the writer (bench/replicas-litestream.ts), a restore from its replica
+ * (bench/replicas-restore.ts), then live replicas (`follow`)
  * of the mixed profile ×0.3 as a multi-store (SPEC §8), the source served by `iavlite serve`
  * in a process of its own:
  *
@@ -20,6 +21,7 @@ import { follow, MultiTree, toHex } from "../src/index.js";
 import { Child } from "./child-process.js";
 import type { Committed } from "./replicas-child.js";
 import { litestreamReplicas } from "./replicas-litestream.js";
+import { litestreamRestore } from "./replicas-restore.js";
 import { floorOf, type Bench } from "./report.js";
 import { applyToTree, load, replay, rate, scaled, type Subject } from "./subjects.js";
 import { int, percentile, sum } from "./timing.js";
@@ -50,6 +52,7 @@ function multiSubject(m: MultiTree, names: readonly string[]): Subject {
 
 export async function replicas(b: Bench): Promise<void> {
   await litestreamReplicas(b);
+  await litestreamRestore(b);
   await follower(b);
 }
 

@@ -41,8 +41,9 @@ describe("iavlite follow beside a writer, its service and the replica's service"
     const rand = rng(7);
     let latest = 0;
     const stats = { same: 0, pruned: 0, followerKills: 0, sourceKills: 0, mirrorDown: 0, sourceDown: 0, restarted: 0 };
-    const versions: number[] = [];
-    const collect = (p: Proc): void => void versions.push(...p.lines.flatMap((l) => (/^version (\d+)$/.exec(l) ? [Number(l.slice(8))] : [])));
+    // The versions each replica process committed, in its order.
+    const runs: number[][] = [];
+    const collect = (p: Proc): void => void runs.push(p.lines.flatMap((l) => (/^version (\d+)$/.exec(l) ? [Number(l.slice(8))] : [])));
 
     let writing = true;
     void writer.exited.then(() => (writing = false));
@@ -100,15 +101,20 @@ describe("iavlite follow beside a writer, its service and the replica's service"
     }
     await chaos;
     expect((await writer.exited).code).toBe(0);
-    await follower.line(new RegExp(`^version ${COUNT}$`), 30_000);
+    // Caught up (by replaying, or from a new snapshot if it fell behind the source's pruning).
+    for (let t = Date.now(); latest < COUNT && Date.now() - t < 30_000; await sleep(100)) {
+      const s = await query(mirror.url, "/v1/status");
+      if (s.status === 200) latest = (JSON.parse(s.text) as { latest: number }).latest;
+    }
     collect(follower);
 
     // The last app hash is the writer's; every version after the replica's snapshot was committed, in order.
     const apps = new Map(writer.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { v: number; app: string }).map((x) => [x.v, x.app]));
     const status = JSON.parse((await query(mirror.url, "/v1/status")).text) as { latest: number; appHash: string };
     expect([status.latest, status.appHash]).toEqual([COUNT, apps.get(COUNT)]);
-    const first = versions[0]!;
-    expect([...new Set(versions)].sort((x, y) => x - y)).toEqual(Array.from({ length: COUNT - first + 1 }, (_, i) => first + i));
+    // Each process committed versions one after another, none twice.
+    for (const r of runs) expect(r.every((v, i) => i === 0 || v > r[i - 1]!)).toBe(true);
+    expect(runs.flat().length).toBeGreaterThan(20);
     expect(stats.same).toBeGreaterThan(30);
     expect(stats.followerKills + stats.sourceKills).toBeGreaterThan(2);
     console.log(`follow: ${stats.same} answers equal, ${stats.pruned} pruned, ${stats.restarted} before a new snapshot, ${stats.followerKills} replica kills, ${stats.sourceKills} source kills`);

@@ -73,7 +73,8 @@ describe("follow", () => {
   it("starts from the snapshot, follows the writer, resumes, and starts again after a pruned gap", async () => {
     const src = tempDir();
     const stores = ["bank", "staking"];
-    const w = MultiTree.open(src, { stores, checkpointInterval: 4, keepRecent: 5 });
+    // keepRecent covers a snapshot's time (an import thread starts in about a second here): 30 versions of 100 ms.
+    const w = MultiTree.open(src, { stores, checkpointInterval: 4, keepRecent: 30 });
     const commit = (): string => {
       const v = w.version + 1;
       stores.forEach((s, i) => randomVersion(w.tree(s), v * 10 + i));
@@ -84,17 +85,22 @@ describe("follow", () => {
     const service = await startServer(src, { port: 0 });
     const dir = `${tempDir()}/replica`;
     try {
-      // Starts from version 6's snapshot, then follows the writer to 12.
+      // Starts from the snapshot of the source's latest version, then follows the writer (which goes on until the
+      // replica has committed a version of its own at 12 or later).
+      let following = true;
       const writing = (async () => {
-        for (let v = 7; v <= 12; v++) {
-          await new Promise((r) => setTimeout(r, 20));
+        while (following) {
+          await new Promise((r) => setTimeout(r, 100));
           apps.push(commit());
         }
       })();
       const started: string[] = [];
-      expect(await followUntil(service.url, dir, (v) => v === 12, { onNote: (n) => started.push(n) })).toBe(12);
+      const first = await followUntil(service.url, dir, (v) => v >= 12, { onNote: (n) => started.push(n) });
+      following = false;
       await writing;
+      expect(first).toBeGreaterThanOrEqual(12);
       const from = Number(/snapshot of version (\d+)$/.exec(started[0]!)![1]);
+      expect(from).toBeLessThan(first);
       const appAt = (v: number): string => {
         const m = MultiTree.openReadOnly(dir);
         try {
@@ -103,26 +109,27 @@ describe("follow", () => {
           m.close();
         }
       };
-      expect(appAt(12)).toBe(apps[12]);
+      expect(appAt(first)).toBe(apps[first]);
       expect(appAt(from)).toBe(apps[from]);
       // Before its snapshot the replica holds no version.
       expect(() => appAt(from - 1)).toThrow(/was never committed here \(the stores began at version/);
       // Resumes where it committed.
-      for (let v = 13; v <= 14; v++) apps.push(commit());
-      expect(await followUntil(service.url, dir, (v) => v === 14)).toBe(14);
-      expect(appAt(14)).toBe(apps[14]);
+      while (w.version < first + 3) apps.push(commit());
+      const resumed = w.version;
+      expect(await followUntil(service.url, dir, (v) => v === resumed)).toBe(resumed);
+      expect(appAt(resumed)).toBe(apps[resumed]);
       // The writer goes on and prunes what the replica would need next: it starts again from a snapshot.
-      for (let v = 15; v <= 30; v++) apps.push(commit());
+      while (w.version < resumed + 16) apps.push(commit());
       await w.prune(w.version - 5);
-      const notes: string[] = [];
+      const [gapEnd, notes] = [w.version, [] as string[]];
       const more = (async () => {
-        while (!notes.some((n) => n.includes("snapshot of version 30"))) await new Promise((r) => setTimeout(r, 10));
-        for (let v = 31; v <= 32; v++) apps.push(commit());
+        while (!notes.some((n) => n.includes(`snapshot of version ${gapEnd}`))) await new Promise((r) => setTimeout(r, 10));
+        for (let k = 0; k < 2; k++) apps.push(commit());
       })();
-      expect(await followUntil(service.url, dir, (v) => v === 32, { onNote: (n) => notes.push(n) })).toBe(32);
+      expect(await followUntil(service.url, dir, (v) => v === gapEnd + 2, { onNote: (n) => notes.push(n) })).toBe(gapEnd + 2);
       await more;
-      expect(notes).toContain("the source no longer holds version 15's operations: starting again from its snapshot");
-      expect(appAt(32)).toBe(apps[32]);
+      expect(notes).toContain(`the source no longer holds version ${resumed + 1}'s operations: starting again from its snapshot`);
+      expect(appAt(gapEnd + 2)).toBe(apps[gapEnd + 2]);
     } finally {
       await service.close();
       w.close();

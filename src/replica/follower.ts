@@ -10,8 +10,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { z } from "zod";
 import { IavlError, isIavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
-import type { FeedVersion } from "../sync/ops-wire.js";
 import { bootstrap } from "./bootstrap.js";
+import { Feed } from "./feed.js";
 import { LocalReplica, type ReplicaStoreOptions } from "./local-replica.js";
 import { Source, type SourceStatus } from "./source.js";
 
@@ -77,7 +77,7 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
           local = LocalReplica.open(dir, stores, storeOptions);
           checked = local.version === 0;
         }
-        await step(source, local, stores ?? [status.stores[0]!.name], checked, { ...o, signal }, () => (checked = true));
+        await step(url, source, local, stores ?? [status.stores[0]!.name], checked, { ...o, signal }, () => (checked = true));
       } catch (e) {
         if (signal.aborted) break;
         if (isIavlError(e, "VERSION_PRUNED") && local !== undefined && !checked) {
@@ -106,10 +106,12 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
 }
 
 /**
- * One request's worth: the versions after the replica's last, applied in order across every store (the replica's
- * last version first compared with the source's, when not yet `checked`).
+ * Applies the source's versions after the replica's last, in order across every store, until the replica stops or
+ * something fails (the replica's last version first compared with the source's, when not yet `checked`). A thread
+ * reads them ahead (feed.ts), so that fetching overlaps applying.
  */
 async function step(
+  url: string,
   source: Source,
   local: LocalReplica,
   names: string[],
@@ -123,27 +125,19 @@ async function step(
     local.check(new Map(names.map((n, i) => [n, { version: local.version, ...hashes[i]!, ops: [] }])));
     onChecked();
   }
-  const from = local.version + 1;
-  const feeds = await Promise.all(names.map((n) => source.feed(n, from, o.batch, o.waitMs)));
+  const feed = new Feed({ url, names, from: local.version + 1, batch: o.batch, waitMs: o.waitMs }, o.signal);
   try {
-    for (;;) {
-      const got = await Promise.all(feeds.map((f) => f.next()));
-      // A store's answer may end a version earlier than another's (a commit landed between the requests).
-      if (got.some((r) => r.done === true)) return;
-      const frames = new Map<string, FeedVersion>();
-      names.forEach((n, i) => frames.set(n, got[i]!.value as FeedVersion));
-      const version = (got[0]!.value as FeedVersion).version;
-      if ([...frames.values()].some((f) => f.version !== version)) {
-        throw new IavlError("SOURCE_UNAVAILABLE", `the source's stores answered different versions (${[...frames.values()].map((f) => f.version).join(", ")})`);
+    while (!o.signal.aborted) {
+      const frames = await feed.next();
+      const versions = [...frames.values()].map((f) => f.version);
+      if (versions.some((v) => v !== local.version + 1)) {
+        throw new IavlError("SOURCE_UNAVAILABLE", `the source answered version(s) ${versions.join(", ")} where ${local.version + 1} was asked`);
       }
-      if (version !== local.version + 1) throw new IavlError("SOURCE_UNAVAILABLE", `the source answered version ${version} where ${local.version + 1} was asked`);
       local.apply(frames);
-      o.onVersion?.(version);
-      // Stopped: the rest of the answer is not waited for.
-      if (o.signal.aborted) return;
+      o.onVersion?.(local.version);
     }
   } finally {
-    await Promise.all(feeds.map((f) => f.return(undefined)));
+    await feed.close();
   }
 }
 

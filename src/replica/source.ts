@@ -6,7 +6,7 @@
  */
 import { IavlError, type ErrorCode } from "../base/errors.js";
 import { fromHex } from "../base/bytes.js";
-import { decodeFeed, type FeedVersion } from "../sync/ops-wire.js";
+import { feedFrames } from "../sync/ops-wire.js";
 
 /** A store of the source, as `/v1/status` lists it. */
 export interface SourceStore {
@@ -80,13 +80,13 @@ export class Source {
   }
 
   /**
-   * The operations of `store`'s versions from `from` on, at most `limit` of them, waiting up to `waitMs` for the
-   * first when it is not committed yet; no version when none came in that time.
+   * The frames of `store`'s versions from `from` on (sync/ops-wire.ts), at most `limit` of them, waiting up to
+   * `waitMs` for the first when it is not committed yet; none when none came in that time.
    */
-  async feed(store: string, from: number, limit: number, waitMs: number): Promise<AsyncGenerator<FeedVersion>> {
+  async feed(store: string, from: number, limit: number, waitMs: number): Promise<AsyncGenerator<Uint8Array>> {
     const q = new URLSearchParams({ store, from: String(from), to: String(from + limit - 1), wait: String(waitMs) });
     const res = await this.get(`v1/ops?${q}`);
-    return decodeFeed(this.body(res));
+    return feedFrames(this.body(res));
   }
 
   /** The body of `res`, with a cut or failed read as `SOURCE_UNAVAILABLE`. */

@@ -58,10 +58,22 @@ export function encodeFeedVersion(v: FeedVersion): Uint8Array {
 
 /** The versions of a feed read from `chunks`; throws `INVALID_SNAPSHOT` for a frame that does not parse or is cut. */
 export async function* decodeFeed(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<FeedVersion> {
-  for await (const f of frames(chunks, { maxItemBytes: MAX_FRAME_BYTES })) yield decodeFrame(f.bytes, f.index);
+  for await (const f of frames(chunks, { maxItemBytes: MAX_FRAME_BYTES })) yield decodeFeedVersion(f.bytes, f.index);
 }
 
-function decodeFrame(b: Uint8Array, index: number): FeedVersion {
+/**
+ * The frames of a feed read from `chunks`, each in a buffer of its own (so that it can move to another thread),
+ * undecoded: {@link decodeFeedVersion} decodes one.
+ */
+export async function* feedFrames(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  for await (const f of frames(chunks, { maxItemBytes: MAX_FRAME_BYTES })) {
+    const whole = f.bytes.byteOffset === 0 && f.bytes.byteLength === f.bytes.buffer.byteLength;
+    yield whole ? f.bytes : f.bytes.slice();
+  }
+}
+
+/** The version in frame `b` (the `index`th of its feed, for errors); its keys and values are views of `b`. */
+export function decodeFeedVersion(b: Uint8Array, index = 0): FeedVersion {
   let p = 0;
   const bad = (): never => {
     throw new IavlError("INVALID_SNAPSHOT", `frame ${index} of the operations feed does not parse`);
