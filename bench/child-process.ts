@@ -2,7 +2,7 @@
  * The parent side of bench child processes: a bench/child.ts process started in a role, talked to over IPC.
  * @module
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { fork, spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /** A bench/child.ts process in role `role`, exchanging structured-clone messages (Uint8Arrays included) over IPC. */
@@ -53,4 +53,20 @@ export class Child {
   kill(): void {
     if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill();
   }
+}
+
+/** A server process (`iavlite serve`, or the node:http floor) run with tsx from the repository, and the URL it printed. */
+export async function serverProcess(args: string[]): Promise<{ proc: ChildProcess; url: string }> {
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const proc = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    proc.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m !== null) resolve(m[1]!);
+    });
+    proc.once("exit", (code) => reject(new Error(`bench: server exited with ${code} before listening`)));
+  });
+  return { proc, url };
 }

@@ -13,12 +13,11 @@
  *   hold: any byte that differs counts. Target: 0.
  * @module
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { follow, MultiTree, toHex } from "../src/index.js";
-import { Child } from "./child-process.js";
+import { Child, serverProcess } from "./child-process.js";
 import type { Committed } from "./replicas-child.js";
 import { litestreamReplicas } from "./replicas-litestream.js";
 import { litestreamRestore } from "./replicas-restore.js";
@@ -31,19 +30,7 @@ const SEED = 25;
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 /** `iavlite serve dir` in a process of its own, once it listens. */
-async function serveProcess(dir: string): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), "serve", dir, "--port", "0"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    proc.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m !== null) resolve(m[1]!);
-    });
-    proc.on("exit", (code) => reject(new Error(`bench: iavlite serve exited with ${code}`)));
-  });
-  return { url, proc };
-}
+const serveProcess = (dir: string): ReturnType<typeof serverProcess> => serverProcess([join(root, "src/cli/main.ts"), "serve", dir, "--port", "0"]);
 
 /** A multi-store as a bench subject. */
 function multiSubject(m: MultiTree, names: readonly string[]): Subject {

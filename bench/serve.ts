@@ -12,7 +12,7 @@
  * checkpoint (every 4 versions here).
  * @module
  */
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { ics23, iavlSpec, tendermintSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import autocannon from "autocannon";
 import { fromHex, MultiTree, toHex, Tree } from "../src/index.js";
+import { serverProcess } from "./child-process.js";
 import { floorOf, type Bench } from "./report.js";
 import { applyToTree, load, scaled } from "./subjects.js";
 import { int, percentile, sum } from "./timing.js";
@@ -71,21 +72,6 @@ class ServeChild {
     }
     return this.inbox.shift() as T;
   }
-}
-
-/** A server process (`iavlite serve`, or the node:http floor) and the URL it printed. */
-async function server(args: string[]): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    proc.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m !== null) resolve(m[1]!);
-    });
-    proc.once("exit", (code) => reject(new Error(`bench: server exited with ${code} before listening`)));
-  });
-  return { proc, url };
 }
 
 interface Load {
@@ -163,8 +149,8 @@ export async function serve(b: Bench): Promise<void> {
     await writer.next(); // ready
     let srv: { proc: ChildProcess; url: string } | undefined;
     try {
-      if (mode === "fastify") srv = await server([join(root, "src/cli/main.ts"), "serve", d, "--port", "0"]);
-      if (mode === "node:http") srv = await server([childScript, "plain-http", d]);
+      if (mode === "fastify") srv = await serverProcess([join(root, "src/cli/main.ts"), "serve", d, "--port", "0"]);
+      if (mode === "node:http") srv = await serverProcess([childScript, "plain-http", d]);
       let done: Promise<WriterResult> | undefined;
       const go = (): Promise<WriterResult> => {
         writer.proc.send("go");

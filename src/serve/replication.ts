@@ -32,10 +32,11 @@ const CHUNK_BYTES = 1 << 16;
 const AHEAD_BYTES = 8 << 20;
 
 /**
- * The handler time of a streamed answer: none to speak of (fastify's longest), since a stream lasts as long as its
- * reader takes, in chunks pulled as the socket drains; the request timeout bounds only the wait for its headers.
+ * The handler time of a replica's stream: none to speak of (fastify's longest), since a snapshot of millions of keys
+ * lasts as long as its reader takes, in chunks pulled as the socket drains (`/v1/changes`, bounded by its span, keeps
+ * the request timeout, which cuts a client that stops reading).
  */
-export const STREAM_TIMEOUT_MS = 2 ** 31 - 1;
+const STREAM_TIMEOUT_MS = 2 ** 31 - 1;
 
 const heightParam = { type: "string", pattern: "^[0-9]{1,16}$" } as const;
 const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;

@@ -13,7 +13,7 @@ import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
 import { parseHeight, pickStore, queryHistory, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
-import { replicationRoutes, STREAM_TIMEOUT_MS } from "./replication.js";
+import { replicationRoutes } from "./replication.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the v1 routes need. */
@@ -220,7 +220,6 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
 
   // NDJSON, streamed as the client reads; no response schema for the 200 (it is not one JSON value).
   app.get<{ Querystring: { store?: string; from: string; to: string } }>("/changes", {
-    handlerTimeout: STREAM_TIMEOUT_MS,
     schema: {
       querystring: { type: "object", properties: { store: { type: "string" }, from: heightParam, to: heightParam }, required: ["from", "to"] },
       response: errors,
