@@ -145,17 +145,9 @@ export class ReadOnlyStore implements ReadonlyTree {
     this.open();
     checkVersionRange(from, to);
     // Counted now, not at the first step: a rollback between the call and the first step counts too.
-    return this.changesSince(from, to, this.store.versions.rollbacks());
-  }
-
-  private *changesSince(from: number, to: number, since: number): IterableIterator<VersionChange> {
-    for (let v = from; v <= to; v++) {
-      // The handle may have been closed between two steps of the stream.
-      this.open();
-      // A rollback below v replaced v (or deleted it), and every version read before it too if it went lower.
-      const start = this.startSince(v, since);
-      for (const c of this.view(start).changes()) yield { version: v, key: c.key, value: c.value };
-    }
+    return this.eachVersion(from, to, this.store.versions.rollbacks(), function* (v, view) {
+      for (const c of view.changes()) yield { version: v, key: c.key, value: c.value };
+    });
   }
 
   /**
@@ -165,14 +157,16 @@ export class ReadOnlyStore implements ReadonlyTree {
   operations(from: number, to: number): IterableIterator<VersionOperations> {
     this.open();
     checkVersionRange(from, to);
-    return this.operationsSince(from, to, this.store.versions.rollbacks());
+    return this.eachVersion(from, to, this.store.versions.rollbacks(), (v, view) => [{ version: v, hash: view.hash, ops: view.operations() }]);
   }
 
-  private *operationsSince(from: number, to: number, since: number): IterableIterator<VersionOperations> {
+  /** What `read` gives of each version in [`from`, `to`] in turn, every one of the history as of `since` rollbacks. */
+  private *eachVersion<T>(from: number, to: number, since: number, read: (v: number, view: VersionView) => Iterable<T>): IterableIterator<T> {
     for (let v = from; v <= to; v++) {
+      // The handle may have been closed between two steps of the stream.
       this.open();
-      const view = this.view(this.startSince(v, since));
-      yield { version: v, hash: view.hash, ops: view.operations() };
+      // A rollback below v replaced v (or deleted it), and every version read before it too if it went lower.
+      yield* read(v, this.view(this.startSince(v, since)));
     }
   }
 
