@@ -20,6 +20,49 @@ export function putVarint(buf: Uint8Array, pos: number, n: number): number {
   return putUvarint(buf, pos, n >= 0 ? n * 2 : -n * 2 - 1);
 }
 
+/**
+ * Reads a packed record from its first byte on: bytes, Go uvarints (below 2^53) and byte strings. Anything that
+ * would run past the end, or a uvarint too long, throws what `fail` makes.
+ */
+export class ByteReader {
+  /** The position of the next byte to read. */
+  pos = 0;
+
+  constructor(
+    private readonly buf: Uint8Array,
+    private readonly fail: () => Error,
+  ) {}
+
+  /** True once every byte was read. */
+  get done(): boolean {
+    return this.pos >= this.buf.length;
+  }
+
+  byte(): number {
+    const b = this.buf[this.pos++];
+    if (b === undefined) throw this.fail();
+    return b;
+  }
+
+  uvarint(): number {
+    let n = 0;
+    for (let scale = 1; ; scale *= 0x80) {
+      const b = this.byte();
+      if (scale > 2 ** 49) throw this.fail();
+      n += (b & 0x7f) * scale;
+      if (b < 0x80) return n;
+    }
+  }
+
+  /** The next `len` bytes, as a view of the record (copy it to keep it apart from the record). */
+  view(len: number): Uint8Array {
+    if (this.pos + len > this.buf.length) throw this.fail();
+    const out = this.buf.subarray(this.pos, this.pos + len);
+    this.pos += len;
+    return out;
+  }
+}
+
 /** The uvarint encoding of `n` as a new array. */
 export function uvarint(n: number): Uint8Array {
   const buf = new Uint8Array(10);

@@ -7,7 +7,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { putUvarint } from "../base/bytes.js";
+import { ByteReader, putUvarint } from "../base/bytes.js";
 
 /** One operation of a version. */
 export interface PackedOp {
@@ -41,27 +41,13 @@ export function packOps(ops: readonly PackedOp[]): Uint8Array {
 /** The operations packed in `bytes`; throws `CORRUPT` when they do not parse. */
 export function unpackOps(bytes: Uint8Array, version: number): PackedOp[] {
   const ops: PackedOp[] = [];
-  let p = 0;
-  const bad = (): never => {
-    throw new IavlError("CORRUPT", `the operations of version ${version} do not parse`);
-  };
-  const uvarint = (): number => {
-    let n = 0;
-    for (let scale = 1; ; scale *= 0x80) {
-      const b = bytes[p++];
-      if (b === undefined || scale > 2 ** 49) bad();
-      n += (b! & 0x7f) * scale;
-      if (b! < 0x80) return n;
-    }
-  };
-  while (p < bytes.length) {
-    const flags = bytes[p++]!;
-    if (flags > 3) bad();
-    const len = uvarint();
-    if (p + len > bytes.length) bad();
-    const key = bytes.slice(p, p + len);
-    p += len;
-    ops.push({ key, set: (flags & 1) === 1, row: (flags & 2) === 2 ? uvarint() : undefined });
+  const bad = (): IavlError => new IavlError("CORRUPT", `the operations of version ${version} do not parse`);
+  const r = new ByteReader(bytes, bad);
+  while (!r.done) {
+    const flags = r.byte();
+    if (flags > 3) throw bad();
+    const key = r.view(r.uvarint()).slice();
+    ops.push({ key, set: (flags & 1) === 1, row: (flags & 2) === 2 ? r.uvarint() : undefined });
   }
   return ops;
 }

@@ -8,7 +8,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { putUvarint } from "../base/bytes.js";
+import { ByteReader, putUvarint } from "../base/bytes.js";
 import type { VersionOperations } from "../tree/store-contract.js";
 import { frames } from "./wire.js";
 
@@ -74,40 +74,23 @@ export async function* feedFrames(chunks: AsyncIterable<Uint8Array>): AsyncGener
 
 /** The version in frame `b` (the `index`th of its feed, for errors); its keys and values are views of `b`. */
 export function decodeFeedVersion(b: Uint8Array, index = 0): FeedVersion {
-  let p = 0;
-  const bad = (): never => {
-    throw new IavlError("INVALID_SNAPSHOT", `frame ${index} of the operations feed does not parse`);
-  };
-  const uvarint = (): number => {
-    let n = 0;
-    for (let scale = 1; ; scale *= 0x80) {
-      const x = b[p++];
-      if (x === undefined || scale > 2 ** 49) bad();
-      n += (x! & 0x7f) * scale;
-      if (x! < 0x80) return n;
-    }
-  };
+  const bad = (): IavlError => new IavlError("INVALID_SNAPSHOT", `frame ${index} of the operations feed does not parse`);
   // Views, not copies: a frame's bytes are a chunk of the answer or a buffer of its own, neither reused, and a tree
   // copies what it keeps.
-  const take = (len: number): Uint8Array => {
-    if (p + len > b.length) bad();
-    const out = b.subarray(p, p + len);
-    p += len;
-    return out;
-  };
-  const version = uvarint();
-  const hash = take(HASH_BYTES);
-  const flag = b[p++];
-  if (flag !== 0 && flag !== 1) bad();
-  const appHash = flag === 1 ? take(HASH_BYTES) : null;
-  const count = uvarint();
+  const r = new ByteReader(b, bad);
+  const version = r.uvarint();
+  const hash = r.view(HASH_BYTES);
+  const flag = r.byte();
+  if (flag > 1) throw bad();
+  const appHash = flag === 1 ? r.view(HASH_BYTES) : null;
+  const count = r.uvarint();
   const ops: FeedVersion["ops"] = [];
   for (let i = 0; i < count; i++) {
-    const kind = b[p++];
-    if (kind !== 0 && kind !== 1) bad();
-    const key = take(uvarint());
-    ops.push({ key, value: kind === 1 ? take(uvarint()) : null });
+    const kind = r.byte();
+    if (kind > 1) throw bad();
+    const key = r.view(r.uvarint());
+    ops.push({ key, value: kind === 1 ? r.view(r.uvarint()) : null });
   }
-  if (p !== b.length || version < 1) bad();
+  if (!r.done || version < 1) throw bad();
   return { version, hash, appHash, ops };
 }
