@@ -122,7 +122,7 @@ async function step(
   if (!checked) {
     // The replica's last version, compared by its hashes alone (its operations may weigh hundreds of MB).
     const hashes = await Promise.all(names.map((n) => source.hashes(n, local.version)));
-    local.check(new Map(names.map((n, i) => [n, { version: local.version, ...hashes[i]!, ops: [] }])));
+    local.check(new Map(names.map((n, i) => [n, hashes[i]!])));
     onChecked();
   }
   const feed = new Feed({ url, names, from: local.version + 1, batch: o.batch, waitMs: o.waitMs }, o.signal);

@@ -31,13 +31,13 @@ export class LocalReplica {
     return this.plain?.version ?? this.multi!.version;
   }
 
-  /** Throws `CORRUPT` unless the last version committed here has the hashes of `v` (the same version at the source). */
-  check(frames: ReadonlyMap<string, FeedVersion>): void {
-    for (const [name, f] of frames) this.same(name, this.tree(name).hash, f);
-    const first = frames.values().next().value;
-    if (this.multi !== undefined && first?.appHash != null && !equalBytes(this.multi.appHash, first.appHash)) {
-      throw diverged(first.version, "the app hash", this.multi.appHash, first.appHash);
-    }
+  /**
+   * Throws `CORRUPT` unless the last version committed here has the source's `hashes` for it: each store's root hash
+   * by name, and the app hash.
+   */
+  check(hashes: ReadonlyMap<string, VersionHashes>): void {
+    for (const [name, h] of hashes) this.same(this.version, `the root hash of ${name}`, this.tree(name).hash, h.hash);
+    if (this.multi !== undefined) this.same(this.version, "the app hash", this.multi.appHash, firstOf(hashes)?.appHash);
   }
 
   /**
@@ -51,15 +51,14 @@ export class LocalReplica {
         if (op.value === null) t.remove(op.key);
         else t.set(op.key, op.value);
       }
-      this.same(name, t.workingHash(), f);
+      this.same(f.version, `the root hash of ${name}`, t.workingHash(), f.hash);
     }
     if (this.plain !== undefined) {
       this.plain.commit();
       return;
     }
     const done = this.multi!.commit();
-    const first = frames.values().next().value;
-    if (first?.appHash != null && !equalBytes(done.appHash, first.appHash)) throw diverged(done.version, "the app hash", done.appHash, first.appHash);
+    this.same(done.version, "the app hash", done.appHash, firstOf(frames)?.appHash);
   }
 
   close(): void {
@@ -71,11 +70,18 @@ export class LocalReplica {
     return this.plain ?? this.multi!.tree(name);
   }
 
-  private same(name: string, mine: Uint8Array, f: FeedVersion): void {
-    if (!equalBytes(mine, f.hash)) throw diverged(f.version, `the root hash of ${name}`, mine, f.hash);
+  /** Throws `CORRUPT` unless `mine` is `theirs` (when the source gave one). */
+  private same(version: number, what: string, mine: Uint8Array, theirs: Uint8Array | null | undefined): void {
+    if (theirs != null && !equalBytes(mine, theirs)) {
+      throw new IavlError("CORRUPT", `at version ${version} ${what} here is ${toHex(mine)} and the source's is ${toHex(theirs)}: the replica stopped at its last good version`);
+    }
   }
 }
 
-function diverged(version: number, what: string, mine: Uint8Array, theirs: Uint8Array): IavlError {
-  return new IavlError("CORRUPT", `at version ${version} ${what} here is ${toHex(mine)} and the source's is ${toHex(theirs)}: the replica stopped at its last good version`);
+/** The hashes of a version at the source: a store's root hash, and the app hash (null for a plain store). */
+export interface VersionHashes {
+  hash: Uint8Array;
+  appHash: Uint8Array | null;
 }
+
+const firstOf = <T>(m: ReadonlyMap<string, T>): T | undefined => m.values().next().value;

@@ -7,6 +7,7 @@
 import { IavlError, type ErrorCode } from "../base/errors.js";
 import { fromHex } from "../base/bytes.js";
 import { feedFrames } from "../sync/ops-wire.js";
+import type { VersionHashes } from "./local-replica.js";
 
 /** A store of the source, as `/v1/status` lists it. */
 export interface SourceStore {
@@ -24,11 +25,8 @@ export interface SourceStatus {
   stores: SourceStore[];
 }
 
-/** A snapshot's header and its bytes. */
-export interface SourceSnapshot {
-  version: number;
-  hash: Uint8Array;
-  appHash: Uint8Array | null;
+/** A snapshot's hashes and its bytes. */
+export interface SourceSnapshot extends VersionHashes {
   body: AsyncIterable<Uint8Array>;
 }
 
@@ -61,7 +59,6 @@ export class Source {
     const header = (name: string): string | null => res.headers.get(name);
     const app = header("x-iavlite-app-hash");
     return {
-      version: Number(header("x-iavlite-version")),
       hash: fromHex(header("x-iavlite-hash") ?? ""),
       appHash: app === null ? null : fromHex(app),
       body: this.body(res),
@@ -72,7 +69,7 @@ export class Source {
    * The root hash of `store` at `height`, and the app hash there (null for a plain store): what a replica compares
    * its own last version with.
    */
-  async hashes(store: string, height: number): Promise<{ hash: Uint8Array; appHash: Uint8Array | null }> {
+  async hashes(store: string, height: number): Promise<VersionHashes> {
     // Any key will do: the answer names the hashes of the version it was read from.
     const res = await this.get(`v1/query?${new URLSearchParams({ store, key: "00", height: String(height) })}`);
     const q = (await res.json()) as { storeHash: string; appHash: string | null };
