@@ -14,6 +14,7 @@ import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
 import { parseHeight, pickStore, queryHistory, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
 import { replicationRoutes } from "./replication.js";
+import type { KeyHistory } from "../tree/store-contract.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
 /** What the v1 routes need. */
@@ -46,6 +47,21 @@ export function queryBody(a: KeyAnswer): Record<string, unknown> {
     proof: { store: proofHex(a.storeProof), app: proofHex(a.appProof) },
     ...(a.proofError === undefined ? {} : { proofError: a.proofError }),
   };
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** `bytes` as a JSON string of hex, or `null`: hex needs no escaping. */
+const hexJson = (bytes: Uint8Array | null): string => (bytes === null ? "null" : `"${toHex(bytes)}"`);
+
+/**
+ * The JSON text of a `/v1/history` answer (its 200 schema), written directly: the schema's serializer scans every
+ * string for characters to escape, a sixth of the time of a page of 100 values of a few hundred bytes.
+ */
+function historyText(key: Uint8Array, page: KeyHistory): string {
+  let entries = "";
+  for (const e of page.entries) entries += `${entries === "" ? "" : ","}{"version":${e.version},"value":${hexJson(e.value)}}`;
+  return `{"key":${hexJson(key)},"from":${page.from},"to":${page.to},"entries":[${entries}],"next":${page.next ?? "null"}}`;
 }
 
 /** Encodings of proofs that are asked for again: the reader keeps and shares the app-level proofs of recent versions. */
@@ -124,7 +140,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
         ...errors,
       },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const q = req.query;
     const store = pickStore(f, q.store);
     const key = parseHex(q.key, "key", limits.maxKeyBytes);
@@ -203,7 +219,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
         ...errors,
       },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const q = req.query;
     const store = pickStore(f, q.store);
     const key = parseHex(q.key, "key", limits.maxKeyBytes);
@@ -214,8 +230,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
       limit: pageLimit(q.limit),
       reverse: q.reverse === "true",
     }, limits);
-    const entries = page.entries.map((e) => ({ version: e.version, value: hexOrNull(e.value) }));
-    return { key: toHex(key), from: page.from, to: page.to, entries, next: page.next ?? null };
+    return reply.type(JSON_TYPE).send(historyText(key, page));
   });
 
   // NDJSON, streamed as the client reads; no response schema for the 200 (it is not one JSON value).
