@@ -12,7 +12,7 @@ import { changeStream } from "./changes.js";
 import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
-import { parseHeight, pickStore, queryHistory, queryKey, queryRange, type KeyAnswer, type Limits } from "./queries.js";
+import { parseHeight, pickStore, queryHistory, queryKey, queryRange, type KeyAnswer, type Limits, type RangePage } from "./queries.js";
 import { replicationRoutes } from "./replication.js";
 import type { KeyHistory } from "../tree/store-contract.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
@@ -62,6 +62,13 @@ function historyText(key: Uint8Array, page: KeyHistory): string {
   let entries = "";
   for (const e of page.entries) entries += `${entries === "" ? "" : ","}{"version":${e.version},"value":${hexJson(e.value)}}`;
   return `{"key":${hexJson(key)},"from":${page.from},"to":${page.to},"entries":[${entries}],"next":${page.next ?? "null"}}`;
+}
+
+/** The JSON text of a `/v1/range` answer (its 200 schema), written directly as {@link historyText} is. */
+function rangeText(page: RangePage): string {
+  let pairs = "";
+  for (const [k, v] of page.pairs) pairs += `${pairs === "" ? "" : ","}{"key":${hexJson(k)},"value":${hexJson(v)}}`;
+  return `{"height":${page.height},"pairs":[${pairs}],"next":${hexJson(page.next ?? null)}}`;
 }
 
 /** Encodings of proofs that are asked for again: the reader keeps and shares the app-level proofs of recent versions. */
@@ -173,7 +180,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
         ...errors,
       },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const q = req.query;
     const store = pickStore(f, q.store);
     const bound = (text: string | undefined, what: string): Uint8Array | undefined =>
@@ -186,7 +193,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
       limit: pageLimit(q.limit),
       reverse: q.reverse === "true",
     }, limits);
-    return { height: page.height, pairs: page.pairs.map(([k, v]) => ({ key: toHex(k), value: toHex(v) })), next: hexOrNull(page.next) };
+    return reply.type(JSON_TYPE).send(rangeText(page));
   });
 
   // Paged like /range: `next` is the `to` of the next page (its `from` when reversing); each entry proves with /query.
