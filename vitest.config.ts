@@ -6,6 +6,9 @@ export default defineConfig({
     // Worker threads and child processes load TypeScript sources through tsx; --expose-gc lets a test see what the
     // collector releases (walks dropped unfinished).
     execArgv: ["--import", "tsx", "--expose-gc"],
+    // Two files at a time on two cores (vitest's default leaves one core idle): many tests wait on child processes,
+    // threads and disk, so the suite takes ~0.75× as long.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
