@@ -2,7 +2,7 @@
  * The v1 HTTP API (a fastify plugin under `/v1`): `GET /v1/status`, `GET /v1/query`, `GET /v1/range`,
  * `GET /v1/history`, and the NDJSON
  * stream `GET /v1/changes` (changes.ts). Bytes are lowercase hex without `0x`; each route's JSON schema validates its
- * query string and serializes its answer.
+ * query string and serializes its answer, except the pages of `/range` and `/history`, written as text.
  * Errors answer `{ "error": { "code", "message" } }` (errors.ts).
  * @module
  */
