@@ -59,15 +59,13 @@ const hexJson = (bytes: Uint8Array | null): string => (bytes === null ? "null" :
  * string for characters to escape, a sixth of the time of a page of 100 values of a few hundred bytes.
  */
 function historyText(key: Uint8Array, page: KeyHistory): string {
-  let entries = "";
-  for (const e of page.entries) entries += `${entries === "" ? "" : ","}{"version":${e.version},"value":${hexJson(e.value)}}`;
+  const entries = page.entries.map((e) => `{"version":${e.version},"value":${hexJson(e.value)}}`).join(",");
   return `{"key":${hexJson(key)},"from":${page.from},"to":${page.to},"entries":[${entries}],"next":${page.next ?? "null"}}`;
 }
 
 /** The JSON text of a `/v1/range` answer (its 200 schema), written directly as {@link historyText} is. */
 function rangeText(page: RangePage): string {
-  let pairs = "";
-  for (const [k, v] of page.pairs) pairs += `${pairs === "" ? "" : ","}{"key":${hexJson(k)},"value":${hexJson(v)}}`;
+  const pairs = page.pairs.map(([k, v]) => `{"key":${hexJson(k)},"value":${hexJson(v)}}`).join(",");
   return `{"height":${page.height},"pairs":[${pairs}],"next":${hexJson(page.next ?? null)}}`;
 }
 
