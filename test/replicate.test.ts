@@ -90,9 +90,11 @@ describe.each([{ kind: "plain" }, { kind: "multi" }])("Litestream replica of a $
     });
     let rep: Child | undefined;
     let replicating = 0;
+    let beforeLitestream = 0;
     let killedAt = 0;
     try {
       await writer.until(() => writer.out.includes("opened"), 30_000, "the writer to open");
+      beforeLitestream = last;
       rep = new Child([main, "replicate", dir, "--to", replica, "--sync-interval", "100ms"]);
       const files = kind === "multi" ? 4 : 1;
       await rep.until(() => (rep!.out.match(/snapshot written/g) ?? []).length >= files, 20_000, "Litestream's first snapshots");
@@ -111,10 +113,9 @@ describe.each([{ kind: "plain" }, { kind: "multi" }])("Litestream replica of a $
     // Litestream never lost its place: one generation per file, no second one (iavlite did not checkpoint beside it).
     expect(rep!.out.match(/new generation/g)?.length, rep!.out.slice(-3000)).toBe(kind === "multi" ? 4 : 1);
 
-    // The version committed 1.5 s into the replication, and the newest version committed 1.5 s before it.
+    // The version committed 1.5 s into the replication.
     const versions = [...committedAt.keys()];
     const middle = versions.find((v) => committedAt.get(v)! > replicating + 1_500)!;
-    const floor = versions.filter((v) => committedAt.get(v)! < committedAt.get(middle)! - 1_500).pop() ?? 1;
     const at = (t: number): string => new Date(t).toISOString();
     const [latest, atKill, earlier, older, never] = await Promise.all([
       iavlite(["restore", replica, join(base, "latest")]),
@@ -137,9 +138,10 @@ describe.each([{ kind: "plain" }, { kind: "multi" }])("Litestream replica of a $
     // Litestream stopped after shipping everything on disk: nothing that commit() returned is lost.
     expect(v(latest)).toBeGreaterThanOrEqual(committed);
     expect(v(atKill)).toBeLessThanOrEqual(v(latest));
-    // Segments shipped by the time version `middle` committed hold no later version, and not much less.
+    // Segments shipped by the time version `middle` committed hold no later version, and at least the first
+    // snapshots' (how far Litestream's shipping lags behind depends on the machine's load: 1.5 s was not enough).
     expect(v(earlier)).toBeLessThanOrEqual(middle);
-    expect(v(earlier)).toBeGreaterThanOrEqual(floor);
+    expect(v(earlier)).toBeGreaterThanOrEqual(beforeLitestream);
     expect(v(older)).toBe(middle - 5);
     const behind = committed - v(atKill);
     const each = (r: { json: Record<string, unknown> }): string =>
