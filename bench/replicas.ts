@@ -40,10 +40,11 @@ function multiSubject(m: MultiTree, names: readonly string[]): Subject {
 export async function replicas(b: Bench): Promise<void> {
   await litestreamReplicas(b);
   await litestreamRestore(b);
-  await follower(b);
+  await liveReplicas(b);
 }
 
-async function follower(b: Bench): Promise<void> {
+/** Live replicas alone (`--only replicas-live`): apply rate, lag, answers. */
+export async function liveReplicas(b: Bench): Promise<void> {
   const profiles = scaled(MIXED, { initialSize: 0.3 * 35_000 });
   const [applied, lagged, asked] = [b.q(40, 200), b.q(30, 150), b.q(100, 300)];
   const names = new Workload(profiles, SEED).storeNames;
