@@ -26,9 +26,9 @@ import { gc } from "./timing.js";
 const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
   core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes, scale, history, replicas,
 };
-/** Parts of a section, run only when named (`replicas` runs its own). */
-const PARTS: Record<string, (b: Bench) => Promise<void>> = { "replicas-live": liveReplicas };
-const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys({ ...SECTIONS, ...PARTS }).join(",")}] [--profile <section>]`;
+/** What `--only` may name: every section, and parts of one run only when named (`replicas` runs its own). */
+const RUNNABLE: Record<string, (b: Bench) => Promise<void>> = { ...SECTIONS, "replicas-live": liveReplicas };
+const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(RUNNABLE).join(",")}] [--profile <section>]`;
 
 function parse(argv: string[]): { quick: boolean; only: string[]; profile?: string } {
   const out: ReturnType<typeof parse> = { quick: false, only: Object.keys(SECTIONS) };
@@ -41,7 +41,7 @@ function parse(argv: string[]): { quick: boolean; only: string[]; profile?: stri
     else if (flag === "--help" || flag === "-h") process.stdout.write(`${usage}\n`), process.exit(0);
     else throw new Error(`unknown argument ${argv[i]}\n${usage}`);
   }
-  const unknown = [...out.only, ...(out.profile === undefined ? [] : [out.profile])].filter((n) => !(n in SECTIONS) && !(n in PARTS));
+  const unknown = [...out.only, ...(out.profile === undefined ? [] : [out.profile])].filter((n) => !(n in RUNNABLE));
   if (unknown.length > 0 || out.only.length === 0) throw new Error(`unknown section ${unknown.join(", ")}\n${usage}`);
   return out;
 }
@@ -75,7 +75,7 @@ const t0 = performance.now();
 for (const name of args.only) {
   bench.section = name;
   const t = performance.now();
-  const run = (): Promise<void> => (SECTIONS[name] ?? PARTS[name]!)(bench);
+  const run = (): Promise<void> => RUNNABLE[name]!(bench);
   try {
     await (args.profile === name ? profiled(name, run) : run());
   } catch (e) {
