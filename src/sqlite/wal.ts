@@ -15,8 +15,14 @@ import { retryBusy } from "./write-errors.js";
  */
 export type WalCheckpoints = "own" | "external";
 
-/** The WAL size past which the writer checkpoints before it commits, waiting for readers if it must. */
+/**
+ * The WAL size past which the writer checkpoints before it commits, waiting for readers if it must, unless the
+ * checkpointer is catching up (see {@link boundWal}).
+ */
 export const WAL_BOUND_BYTES = 256 * 2 ** 20;
+
+/** The WAL size past which the writer checkpoints before it commits whatever the checkpointer reports. */
+export const WAL_HARD_BOUND_BYTES = 4 * WAL_BOUND_BYTES;
 
 /** Copies what it can from the WAL into the database file without waiting; returns the frames left in the WAL. */
 export function passiveWalCheckpoint(db: Connection): number {
@@ -25,18 +31,33 @@ export function passiveWalCheckpoint(db: Connection): number {
 }
 
 /**
- * Before a commit on `db` (the store `file`'s writing connection): when the WAL grew past {@link WAL_BOUND_BYTES}
- * (the checkpointer could not keep up, or readers held old pages), checkpoints it whole and starts it over,
- * waiting for readers as a write would. This keeps the WAL bounded whatever readers do.
+ * Before a commit on `db` (the store `file`'s writing connection): when the WAL grew past {@link WAL_BOUND_BYTES},
+ * checkpoints it whole and starts it over, waiting for readers as a write would. This keeps the WAL bounded whatever
+ * readers do.
+ *
+ * `framesLeft`, when a checkpointer thread runs, is what its last pass left uncopied. A WAL that grew past the bound
+ * in one big transaction (a checkpoint's branches) while the passes kept up is left to that thread, which is copying
+ * it already: checkpointing here too would only wait for it, seconds of a commit (ARCHITECTURE.md). Past
+ * {@link WAL_HARD_BOUND_BYTES}, or when the passes fell behind, the writer checkpoints itself.
  */
-export function boundWal(db: Connection, file: string): void {
+export function boundWal(db: Connection, file: string, framesLeft?: number): void {
   let size: number;
   try {
     size = statSync(`${file}-wal`).size;
   } catch {
     return;
   }
-  if (size > WAL_BOUND_BYTES) checkpointRestart(db);
+  if (size <= WAL_BOUND_BYTES) return;
+  const keptUp = framesLeft !== undefined && framesLeft * pageSize(db) <= WAL_BOUND_BYTES / 4;
+  if (!keptUp || size > WAL_HARD_BOUND_BYTES) checkpointRestart(db);
+}
+
+const pageSizes = new WeakMap<Connection, number>();
+
+function pageSize(db: Connection): number {
+  let n = pageSizes.get(db);
+  if (n === undefined) pageSizes.set(db, (n = db.pragma("page_size", { simple: true }) as number));
+  return n;
 }
 
 function checkpointRestart(db: Connection): void {

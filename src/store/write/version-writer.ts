@@ -61,7 +61,7 @@ export class VersionWriter {
       this.values.seal(c.version, rows.leaves);
       if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
       else {
-        if (this.wal !== undefined) boundWal(this.store.db, this.file);
+        if (this.wal !== undefined) boundWal(this.store.db, this.file, this.wal.framesLeft);
         this.store.writeVersion(rows.write);
         this.wal?.committed();
         this.values.landed(c.version);

@@ -31,6 +31,11 @@ export class WalCheckpointer {
     return this.ch.slots.buffer;
   }
 
+  /** The frames the thread's last pass left in the WAL. */
+  get framesLeft(): number {
+    return this.ch.slots.get(WAL_FRAMES);
+  }
+
   /** After a commit: wakes the thread. */
   committed(): void {
     this.ch.slots.add(COMMITS);

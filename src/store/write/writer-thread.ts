@@ -10,7 +10,7 @@ import { openWriter, type Connection } from "../../sqlite/connection.js";
 import { unpackWrite, type PackedWrite } from "../../sqlite/packed-write.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
 import { boundWal } from "../../sqlite/wal.js";
-import { COMMITS } from "./wal-checkpointer.js";
+import { COMMITS, WAL_FRAMES } from "./wal-checkpointer.js";
 import { DURABLE, FAILED, type WriterFailure, type WriterThreadData } from "./write-queue.js";
 
 const data = workerData as WriterThreadData & ChannelData;
@@ -48,7 +48,7 @@ parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
     if (end.slots.get(FAILED) !== 0) return;
     const w = unpackWrite(packed);
     version = w.version.version;
-    if (wal !== undefined) boundWal(db, data.file);
+    if (wal !== undefined) boundWal(db, data.file, wal.get(WAL_FRAMES));
     // A version in the queue is never lost to a busy moment: another connection's lock is waited out.
     retrying(() => store.writeVersion(w), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
     end.slots.set(DURABLE, version);
