@@ -59,10 +59,15 @@ export function dropBranchTable(db: Connection, table: string): void {
   db.exec(`DROP TABLE IF EXISTS ${table}`);
 }
 
+/** The insert statement's text for each branch table: built once, so that a checkpoint's rows do not rebuild it. */
+const insertTexts = new Map<string, string>();
+
 /** Writes one branch. */
 export function insertBranch(db: Connection, table: string, b: BranchRow): void {
-  sql(
-    db,
-    `INSERT INTO ${table} (version, seq, key, height, size, hash, left_version, left_seq, right_version, right_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(b.version, b.seq, b.key, b.height, b.size, b.hash, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq);
+  let text = insertTexts.get(table);
+  if (text === undefined) {
+    text = `INSERT INTO ${table} (version, seq, key, height, size, hash, left_version, left_seq, right_version, right_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    insertTexts.set(table, text);
+  }
+  sql(db, text).run(b.version, b.seq, b.key, b.height, b.size, b.hash, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq);
 }
