@@ -6,6 +6,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
+import { WriteTurn } from "../base/write-turn.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
 import { rollbackStore } from "../sqlite/rollback.js";
@@ -34,6 +35,8 @@ export class DiskBackend implements Backend {
     private readonly folder: OpenFolder,
     private readonly set: WorkingSet,
     private readonly options: ResolvedOpenOptions,
+    /** Shared by the working set's writes and the prune thread's, so that commits go first. */
+    private readonly turn: WriteTurn,
   ) {}
 
   /**
@@ -48,6 +51,7 @@ export class DiskBackend implements Backend {
     });
     try {
       if (rollbackTo !== undefined) rollbackStore(folder.db, rollbackTo);
+      const turn = new WriteTurn();
       const set = new WorkingSet(folder.db, folder.file, {
         checkpointInterval: options.checkpointInterval,
         memoryBudgetMiB: options.memoryBudgetMiB,
@@ -55,8 +59,9 @@ export class DiskBackend implements Backend {
         snapshotEvery: options.keepEvery,
         busyTimeoutMs: options.busyTimeoutMs,
         walCheckpoints: options.walCheckpoints,
+        turn,
       });
-      return new DiskBackend(folder, set, options);
+      return new DiskBackend(folder, set, options, turn);
     } catch (e) {
       folder.db.close();
       folder.lock.release();
@@ -131,6 +136,7 @@ export class DiskBackend implements Backend {
     this.pruner ??= new Pruner(
       this.folder.file,
       this.options.busyTimeoutMs,
+      this.turn,
       this.options.keepRecent === undefined
         ? undefined
         : { keepEvery: this.options.keepEvery, keepFree: AUTO_PRUNE_KEEP_FREE, onError: (e) => this.report(e) },

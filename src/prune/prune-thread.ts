@@ -9,7 +9,9 @@ import { statSync } from "node:fs";
 import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 import { IavlError, type ErrorCode } from "../base/errors.js";
 import { FIRST_SLOT, Slots, STOP } from "../base/thread-channel.js";
+import { WriteTurn } from "../base/write-turn.js";
 import { openWriter, type Connection } from "../sqlite/connection.js";
+import { yieldBeforeWrites } from "../sqlite/write-errors.js";
 import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sqlite/prune-rows.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
@@ -61,6 +63,8 @@ export interface PruneTask {
   busyTimeoutMs: number;
   /** The channel's slots: {@link ACTIVE}, {@link WAKE}, {@link AUTO_TARGET}. */
   slots: SharedArrayBuffer;
+  /** The store's {@link WriteTurn} counter. */
+  turn: SharedArrayBuffer;
   /** Automatic prunes: the snapshots they keep and the share of the file they leave free; undefined: none. */
   auto: { keepEvery: number | undefined; keepFree: number } | undefined;
   port: MessagePort;
@@ -173,6 +177,9 @@ function step<T>(task: PruneTask, fn: (db: Connection, checkStop: () => void) =>
     // Checked after counting this step as active, so that a closing owner either waits for it or it never opens.
     checkStop();
     const db = openWriter(task.file, "normal", task.busyTimeoutMs);
+    // Each transaction waits while a commit is waiting or running (at most a busy timeout, then SQLite's own wait).
+    const turn = new WriteTurn(task.turn);
+    yieldBeforeWrites(db, () => turn.yieldToOwner(task.busyTimeoutMs));
     try {
       return fn(db, checkStop);
     } finally {

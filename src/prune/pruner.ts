@@ -23,6 +23,7 @@ import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { IavlError } from "../base/errors.js";
 import { ThreadChannel } from "../base/thread-channel.js";
+import type { WriteTurn } from "../base/write-turn.js";
 import { ACTIVE, AUTO_TARGET, SLOTS, WAKE, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./prune-thread.js";
 
 export type { PruneResult } from "./prune-thread.js";
@@ -60,6 +61,8 @@ export class Pruner {
   constructor(
     file: string,
     busyTimeoutMs: number,
+    /** The store's turns at the write lock: each prune transaction waits while a commit is waiting or running. */
+    turn: WriteTurn,
     private readonly auto: AutoPrune | undefined,
   ) {
     // One thread from the start: piscina hands a task to a pool's first threads at once, without waiting for the
@@ -78,6 +81,7 @@ export class Pruner {
       file,
       busyTimeoutMs,
       slots: this.ch.slots.buffer,
+      turn: turn.buffer,
       auto: auto === undefined ? undefined : { keepEvery: auto.keepEvery, keepFree: auto.keepFree },
       port: ch.port2,
     };

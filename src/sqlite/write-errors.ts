@@ -35,14 +35,26 @@ export function asStoreError(e: unknown, doing: string): unknown {
   return e;
 }
 
+/** What each write on a connection waits for first, when anything (see {@link yieldBeforeWrites}). */
+const beforeWrites = new WeakMap<Connection, () => void>();
+
+/**
+ * Makes every write on `db` through {@link retryBusy} (so every {@link writeTransaction}) call `wait` first: how a
+ * background writer lets the store's owner go first (base/write-turn.ts).
+ */
+export function yieldBeforeWrites(db: Connection, wait: () => void): void {
+  beforeWrites.set(db, wait);
+}
+
 /**
  * Runs `fn`, a write. When another connection holds the lock past SQLite's busy timeout, `fn` is tried again with
  * growing pauses, for up to five more timeouts: short locks (a prune's transaction, a WAL checkpoint) never
  * fail a write. Failures come out through {@link asStoreError}.
  */
 export function retryBusy<T>(db: Connection, doing: string, fn: () => T): T {
+  const wait = beforeWrites.get(db);
   try {
-    return retrying(fn, isBusy, 5 * Math.max(busyTimeoutOf(db), 100));
+    return retrying(wait === undefined ? fn : () => (wait(), fn()), isBusy, 5 * Math.max(busyTimeoutOf(db), 100));
   } catch (e) {
     throw asStoreError(e, doing);
   }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { IavlError } from "../../base/errors.js";
+import type { WriteTurn } from "../../base/write-turn.js";
 import type { NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
 import type { StoreWriter } from "../../sqlite/store-writer.js";
@@ -23,6 +24,8 @@ export interface VersionWriterOptions {
   busyTimeoutMs: number;
   /** "own": a checkpointer thread after commits, and the WAL's bound before them; "external": no checkpoint at all. */
   walCheckpoints: WalCheckpoints;
+  /** Where this store's writes go before the prune thread's. */
+  turn: WriteTurn;
 }
 
 /** Writes one store's versions, in order. */
@@ -34,6 +37,7 @@ export class VersionWriter {
   private readonly values: UnlandedValues;
   /** The id the next leaves row gets. */
   private nextLeaf: number;
+  private readonly turn: WriteTurn;
 
   constructor(
     private readonly store: StoreWriter,
@@ -44,9 +48,10 @@ export class VersionWriter {
   ) {
     this.values = new UnlandedValues(t);
     this.nextLeaf = store.read.leaves.nextId();
+    this.turn = o.turn;
     if (o.walCheckpoints === "own") this.wal = new WalCheckpointer(file, o.busyTimeoutMs);
     const landed = (v: number): void => this.values.landed(v);
-    if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.wal?.shared, landed);
+    if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.wal?.shared, o.turn, landed);
   }
 
   /** The tree's own copy of a value being set: valid until its version lands, when leaves drop their values. */
@@ -61,8 +66,10 @@ export class VersionWriter {
       this.values.seal(c.version, rows.leaves);
       if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
       else {
-        if (this.wal !== undefined) boundWal(this.store.db, this.file, this.wal.framesLeft);
-        this.store.writeVersion(rows.write);
+        this.turn.owner(() => {
+          if (this.wal !== undefined) boundWal(this.store.db, this.file, this.wal.framesLeft);
+          this.store.writeVersion(rows.write);
+        });
         this.wal?.committed();
         this.values.landed(c.version);
       }
@@ -77,7 +84,7 @@ export class VersionWriter {
   checkpoint(t: NodeTable, version: number, root: number): boolean {
     const rows = checkpointRows(t, root);
     try {
-      this.store.writeCheckpoint(version, rows.branches, rows.rootVersion, rows.rootSeq);
+      this.turn.owner(() => this.store.writeCheckpoint(version, rows.branches, rows.rootVersion, rows.rootSeq));
       return true;
     } catch {
       rows.undo();

@@ -14,7 +14,7 @@ import { CheckpointSchedule } from "../../checkpoint/schedule.js";
 import { NodeLoader } from "../node-loader.js";
 import { rebuildVersion } from "../read/rebuild.js";
 import { MemoryBudget } from "./memory-budget.js";
-import { VersionWriter } from "./version-writer.js";
+import { VersionWriter, type VersionWriterOptions } from "./version-writer.js";
 import { WriterViews } from "./writer-views.js";
 
 /** How a working set writes and how much memory it may use. */
@@ -30,6 +30,8 @@ export interface WorkingSetOptions {
   busyTimeoutMs: number;
   /** Who checkpoints the WAL: this store ("own") or another process ("external"). */
   walCheckpoints: WalCheckpoints;
+  /** Where this store's writes go before the prune thread's. */
+  turn: VersionWriterOptions["turn"];
 }
 
 /** The working set of one writer over its store file. */
@@ -63,6 +65,7 @@ export class WorkingSet {
       inFlightBytes: (options.memoryBudgetMiB * 2 ** 20) / 4,
       busyTimeoutMs: options.busyTimeoutMs,
       walCheckpoints: options.walCheckpoints,
+      turn: options.turn,
     });
     this.views = new WriterViews(read, this.src, this.writer.queue, () => this.live);
   }

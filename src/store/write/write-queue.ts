@@ -7,6 +7,7 @@ import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } f
 import { latin1 } from "../../base/bytes.js";
 import { IavlError, type ErrorCode } from "../../base/errors.js";
 import { FIRST_SLOT, postMoving, ThreadChannel } from "../../base/thread-channel.js";
+import type { WriteTurn } from "../../base/write-turn.js";
 import type { Change } from "../../tree/version-log.js";
 import { packWrite, writeBytes, type PackedWrite, type SpareBuffers } from "../../sqlite/packed-write.js";
 import type { VersionWrite } from "../../sqlite/rows.js";
@@ -26,6 +27,8 @@ export interface WriterThreadData {
    * (walCheckpoints "external"): the thread then never checkpoints either, not even past the WAL's bound.
    */
   walSlots: SharedArrayBuffer | undefined;
+  /** The store's {@link WriteTurn} counter: the thread's writes go before the prune thread's. */
+  turn: SharedArrayBuffer;
   /** Where failures are reported, so that a blocked owner can read them synchronously. */
   errors: MessagePort;
   /** Where the buffers of each version written go back, for later versions to be packed into. */
@@ -75,10 +78,11 @@ export class WriteQueue {
     private readonly maxBytes: number,
     busyTimeoutMs: number,
     walSlots: SharedArrayBuffer | undefined,
+    turn: WriteTurn,
     /** Told of each version once it is on disk, in order. */
     private readonly onLanded: (version: number) => void,
   ) {
-    const data: WriterThreadData = { file, busyTimeoutMs, walSlots, errors: this.errors.port2, returns: this.returns.port2 };
+    const data: WriterThreadData = { file, busyTimeoutMs, walSlots, turn: turn.buffer, errors: this.errors.port2, returns: this.returns.port2 };
     const failed = (e: Error): void => {
       this.failure ??= new IavlError("CORRUPT", `the background writer stopped: ${e.message}; versions after ${this.durable} were not stored`, { cause: e });
     };

@@ -6,6 +6,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { IavlError, isIavlError } from "../../base/errors.js";
 import { postMoving, retrying, Slots, ThreadEnd, type ChannelData } from "../../base/thread-channel.js";
+import { WriteTurn } from "../../base/write-turn.js";
 import { openWriter, type Connection } from "../../sqlite/connection.js";
 import { unpackWrite, type PackedWrite } from "../../sqlite/packed-write.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
@@ -17,6 +18,7 @@ const data = workerData as WriterThreadData & ChannelData;
 const end = new ThreadEnd(data);
 /** The checkpointer's slots; undefined when the WAL is checkpointed by another process, and never here. */
 const wal = data.walSlots === undefined ? undefined : new Slots(data.walSlots);
+const turn = new WriteTurn(data.turn);
 /** How long a version waits for a lock held elsewhere before the writer gives up: commits wait on a full queue meanwhile. */
 const PATIENCE_MS = 60 * Math.max(data.busyTimeoutMs, 100);
 
@@ -48,9 +50,11 @@ parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
     if (end.slots.get(FAILED) !== 0) return;
     const w = unpackWrite(packed);
     version = w.version.version;
-    if (wal !== undefined) boundWal(db, data.file, wal.get(WAL_FRAMES));
-    // A version in the queue is never lost to a busy moment: another connection's lock is waited out.
-    retrying(() => store.writeVersion(w), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
+    turn.owner(() => {
+      if (wal !== undefined) boundWal(db, data.file, wal.get(WAL_FRAMES));
+      // A version in the queue is never lost to a busy moment: another connection's lock is waited out.
+      retrying(() => store.writeVersion(w), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
+    });
     end.slots.set(DURABLE, version);
     wal?.add(COMMITS);
   } catch (e) {

@@ -1,0 +1,41 @@
+/**
+ * Turns at a store's one SQLite write lock between its owner's commits and a background writer (the prune thread),
+ * through one shared counter. SQLite's busy handler only polls: a thread running short transactions back to back
+ * wins nearly every poll, and a commit waited out whole prunes (10 s and more at 1M keys, ARCHITECTURE.md). So the owner
+ * counts itself in before it asks for the lock, and the background writer, before each of its transactions, waits
+ * until no owner write is waiting or running. A commit then waits for one background transaction at most.
+ * @module
+ */
+
+/** The counter of owner writes waiting or running, shared between threads. */
+export class WriteTurn {
+  private readonly count: Int32Array;
+
+  /** A new counter, or a view of one made elsewhere (its {@link buffer}, passed to a thread). */
+  constructor(readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(4)) {
+    this.count = new Int32Array(buffer, 0, 1);
+  }
+
+  /** Runs `write`, an owner's write, with background writers held back from starting theirs meanwhile. */
+  owner<T>(write: () => T): T {
+    Atomics.add(this.count, 0, 1);
+    try {
+      return write();
+    } finally {
+      if (Atomics.sub(this.count, 0, 1) === 1) Atomics.notify(this.count, 0);
+    }
+  }
+
+  /**
+   * Before a background transaction: returns once no owner write is waiting or running, or after `maxWaitMs`, so
+   * that an owner that writes without pause cannot hold the background writer off for ever.
+   */
+  yieldToOwner(maxWaitMs: number): void {
+    const until = Date.now() + maxWaitMs;
+    for (let n = Atomics.load(this.count, 0); n !== 0; n = Atomics.load(this.count, 0)) {
+      const left = until - Date.now();
+      if (left <= 0) return;
+      Atomics.wait(this.count, 0, n, left);
+    }
+  }
+}
