@@ -227,4 +227,33 @@ describe("the replicas' feed", () => {
       await service.close();
     }
   });
+
+  it("ends a long poll that a closing service interrupts with the latest version and no error", async () => {
+    const src = tempDir();
+    const t = Tree.open(src);
+    t.set(b("k"), b("v"));
+    t.commit();
+    t.close();
+    const service = await startServer(src, { port: 0 });
+    const errors: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      errors.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    try {
+      const waiting = fetch(`${service.url}/v1/ops?from=2&wait=5000`);
+      await new Promise((r) => setTimeout(r, 300)); // the request is waiting for version 2
+      const t0 = performance.now();
+      await service.close();
+      const res = await waiting;
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-iavlite-latest")).toBe("1");
+      expect((await res.arrayBuffer()).byteLength).toBe(0);
+      expect(performance.now() - t0, "the close waited out the whole poll").toBeLessThan(4_000);
+      expect(errors.filter((e) => e.includes("iavlite serve"))).toEqual([]);
+    } finally {
+      process.stderr.write = write;
+    }
+  });
 });

@@ -31,6 +31,8 @@ export class Follower {
   private current: MultiReader;
   private identity: string | undefined;
   private readonly retired = new Set<MultiReader>();
+  /** Set by {@link stopWaiting} (and {@link close}): a long poll still waiting then ends as if its time were up. */
+  private stopping = false;
 
   constructor(
     reader: MultiReader,
@@ -49,8 +51,14 @@ export class Follower {
     return this.current;
   }
 
+  /** Ends the long polls waiting now and to come, so that a closing service need not wait them out. */
+  stopWaiting(): void {
+    this.stopping = true;
+  }
+
   /** Closes the handle, and those of replaced folders still open. */
   close(): void {
+    this.stopping = true;
     this.current.close();
     for (const r of this.retired) r.close();
     this.retired.clear();
@@ -78,13 +86,15 @@ export class Follower {
 
   /**
    * Waits until `version` is whole, looking every {@link WAIT_STEP_MS}, for at most `ms`; returns the latest then. A
-   * replica's long poll: it learns of a commit within a few milliseconds without asking again and again.
+   * replica's long poll: it learns of a commit within a few milliseconds without asking again and again. A service
+   * closing meanwhile ends the wait with the latest it knew, an answer like a wait that ran out, not an error.
    */
   async waitFor(version: number, ms: number): Promise<number> {
     const deadline = performance.now() + ms;
     let latest = this.refresh();
     while (latest < version && performance.now() < deadline) {
       await new Promise((r) => setTimeout(r, Math.min(WAIT_STEP_MS, Math.max(0, deadline - performance.now()))));
+      if (this.stopping) break;
       latest = this.refresh();
     }
     return latest;

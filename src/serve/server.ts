@@ -45,6 +45,8 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
   await app.register(v1Routes, { prefix: "/v1", follower, limits, maxWaitMs: o.requestTimeoutMs / 2 });
   await app.register(cometRoutes, { follower, limits, nodeId, listen: () => listenAddress(app) });
   await app.register(explorerRoutes);
+  // Before the requests in flight are drained: a replica's long poll ends now rather than at its time limit.
+  app.addHook("preClose", async () => follower.stopWaiting());
   app.addHook("onClose", async () => follower.close());
   return app;
 }
