@@ -48,16 +48,9 @@ export function boundWal(db: Connection, file: string, framesLeft?: number): voi
     return;
   }
   if (size <= WAL_BOUND_BYTES) return;
-  const keptUp = framesLeft !== undefined && framesLeft * pageSize(db) <= WAL_BOUND_BYTES / 4;
+  // Read only past the bound, which is rare: no cache of the page size is worth keeping.
+  const keptUp = framesLeft !== undefined && framesLeft * (db.pragma("page_size", { simple: true }) as number) <= WAL_BOUND_BYTES / 4;
   if (!keptUp || size > WAL_HARD_BOUND_BYTES) checkpointRestart(db);
-}
-
-const pageSizes = new WeakMap<Connection, number>();
-
-function pageSize(db: Connection): number {
-  let n = pageSizes.get(db);
-  if (n === undefined) pageSizes.set(db, (n = db.pragma("page_size", { simple: true }) as number));
-  return n;
 }
 
 function checkpointRestart(db: Connection): void {
