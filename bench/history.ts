@@ -6,7 +6,8 @@
  * client is node:http on a kept-alive connection (Node's fetch adds ~0.6 ms a request here).
  * @module
  */
-import { Agent, request } from "node:http";
+import { Agent, createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Tree } from "../src/index.js";
 import { startServer } from "../src/serve/server.js";
@@ -50,7 +51,12 @@ export async function history(b: Bench): Promise<void> {
   const count = (n: number, what: string): void => {
     if (n !== Math.min(LIMIT, Math.floor(latest / EVERY))) throw new Error(`bench: ${what} gave ${n} entries`);
   };
-  const ns = { floor: [] as number[], lib: [] as number[], http: [] as number[] };
+  // The transport alone: a bare node:http server sending the service's answer, read by the same client.
+  const answer = await getBytes(url, agent);
+  const bare = createServer((_, res) => res.writeHead(200, { "content-type": "application/json" }).end(answer));
+  await new Promise<void>((done) => bare.listen(0, "127.0.0.1", done));
+  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/`;
+  const ns = { floor: [] as number[], lib: [] as number[], http: [] as number[], bare: [] as number[] };
   for (let r = 0; r < rounds + 10; r++) {
     const keep = r >= 10; // the first 10 rounds warm up
     let n = 0;
@@ -66,9 +72,14 @@ export async function history(b: Bench): Promise<void> {
       n = ((await getJson(url, agent)) as { entries: unknown[] }).entries.length;
     });
     count(n, "GET /v1/history");
-    if (keep) ns.floor.push(floorNs), ns.lib.push(libNs), ns.http.push(httpNs);
+    const bareNs = await timeNsAsync(async () => {
+      n = ((await getJson(bareUrl, agent)) as { entries: unknown[] }).entries.length;
+    });
+    count(n, "the bare server");
+    if (keep) ns.floor.push(floorNs), ns.lib.push(libNs), ns.http.push(httpNs), ns.bare.push(bareNs);
   }
   agent.destroy();
+  await new Promise((done) => bare.close(done));
   db.close();
   reader.close();
   await service.close();
@@ -81,6 +92,14 @@ export async function history(b: Bench): Promise<void> {
     target: 3,
     note: "hex encoding; node:http client, kept-alive connection",
   });
+  b.row(`a bare node:http server sending the same ${int(answer.length)}-byte answer, no read (the transport's share)`, median(ns.bare), "ns", floor, {
+    note: "the same client; what GET /v1/history costs beyond the read before the service does anything",
+  });
+}
+
+/** The body of a GET of `url`, as bytes. */
+async function getBytes(url: string, agent: Agent): Promise<Buffer> {
+  return Buffer.from(JSON.stringify(await getJson(url, agent)));
 }
 
 /** The JSON body of a GET of `url` (status 200 expected). */
