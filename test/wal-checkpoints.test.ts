@@ -8,6 +8,9 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { MultiTree, Tree, isIavlError } from "../src/index.js";
+import { openWriter, WAL_SIZE_LIMIT_BYTES } from "../src/sqlite/connection.js";
+import { paceWal } from "../src/sqlite/wal.js";
+import { writeTransaction } from "../src/sqlite/write-errors.js";
 import { tempDir } from "./backends.js";
 
 const size = (f: string): number => statSync(f).size;
@@ -42,6 +45,8 @@ describe("walCheckpoints", () => {
       commitSome(t, 1);
     }
     await t.flush();
+    // Nor does a prune's thread, which otherwise copies what it wrote: to bound the WAL (see below), and at its end.
+    await t.prune(t.version - 5);
     // Past the 256 MiB bound a store that owns its WAL restarts it; this one never does, so only its growth is seen.
     expect(size(`${file}-wal`)).toBeGreaterThan(1 << 20);
     t.close();
@@ -63,6 +68,28 @@ describe("walCheckpoints", () => {
     }
     expect(size(file)).toBeGreaterThan(before);
     t.close();
+  });
+
+  it("a background writer's WAL past the size limit is copied before its next write, which starts it over", () => {
+    const dir = tempDir();
+    const grown = (name: string, pace: boolean): number => {
+      const f = join(dir, name);
+      const db = openWriter(f, "normal");
+      db.exec("CREATE TABLE t (b BLOB)");
+      const insert = db.prepare("INSERT INTO t VALUES (?)");
+      writeTransaction(db, "filling", () => {
+        for (let i = 0; i < 72; i++) insert.run(new Uint8Array(2 ** 20).fill(i));
+      });
+      expect(size(`${f}-wal`)).toBeGreaterThan(WAL_SIZE_LIMIT_BYTES);
+      if (pace) paceWal(db, f);
+      writeTransaction(db, "one more", () => insert.run(new Uint8Array(8)));
+      const wal = size(`${f}-wal`);
+      db.close();
+      return wal;
+    };
+    // Without it the WAL is only ever appended to: nothing copied it, so nothing could start it over.
+    expect(grown("left.sqlite", false)).toBeGreaterThan(WAL_SIZE_LIMIT_BYTES);
+    expect(grown("paced.sqlite", true)).toBeLessThanOrEqual(WAL_SIZE_LIMIT_BYTES);
   });
 
   it("external on a multi-store: neither the stores nor the commit marker checkpoint", async () => {

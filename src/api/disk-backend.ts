@@ -137,6 +137,7 @@ export class DiskBackend implements Backend {
       this.folder.file,
       this.options.busyTimeoutMs,
       this.turn,
+      this.options.walCheckpoints === "own",
       this.options.keepRecent === undefined
         ? undefined
         : { keepEvery: this.options.keepEvery, keepFree: AUTO_PRUNE_KEEP_FREE, onError: (e) => this.report(e) },

@@ -11,6 +11,7 @@ import { IavlError, type ErrorCode } from "../base/errors.js";
 import { FIRST_SLOT, Slots, STOP } from "../base/thread-channel.js";
 import { WriteTurn } from "../base/write-turn.js";
 import { openWriter, type Connection } from "../sqlite/connection.js";
+import { paceWal } from "../sqlite/wal.js";
 import { yieldBeforeWrites } from "../sqlite/write-errors.js";
 import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sqlite/prune-rows.js";
 import { deadRows } from "./plan.js";
@@ -65,6 +66,8 @@ export interface PruneTask {
   slots: SharedArrayBuffer;
   /** The store's {@link WriteTurn} counter. */
   turn: SharedArrayBuffer;
+  /** False when another process (Litestream) checkpoints the WAL: the thread must not, even to bound it. */
+  ownWal: boolean;
   /** Automatic prunes: the snapshots they keep and the share of the file they leave free; undefined: none. */
   auto: { keepEvery: number | undefined; keepFree: number } | undefined;
   port: MessagePort;
@@ -156,7 +159,7 @@ function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, kee
   if (plan.compactThrough >= 0) step(task, (db, checkStop) => copySurvivors(db, plan, (n) => onProgress(3, 5, `survivors (${n} nodes)`), checkStop));
   step(task, (db) => swapShards(db, plan));
   onProgress(4, 5, "shards");
-  while (step(task, (db) => reclaim(db, undefined, keepFree)) > 0) onProgress(4, 5, "reclaim");
+  while (step(task, (db) => reclaim(db, task.ownWal, undefined, keepFree)) > 0) onProgress(4, 5, "reclaim");
   onProgress(5, 5, "done");
   return {
     pruned: plan.removed,
@@ -177,9 +180,13 @@ function step<T>(task: PruneTask, fn: (db: Connection, checkStop: () => void) =>
     // Checked after counting this step as active, so that a closing owner either waits for it or it never opens.
     checkStop();
     const db = openWriter(task.file, "normal", task.busyTimeoutMs);
-    // Each transaction waits while a commit is waiting or running (at most a busy timeout, then SQLite's own wait).
+    // Each transaction first keeps the WAL bounded (when the store checkpoints its own), then waits while a commit is
+    // waiting or running (at most a busy timeout, then SQLite's own wait).
     const turn = new WriteTurn(task.turn);
-    yieldBeforeWrites(db, () => turn.yieldToOwner(task.busyTimeoutMs));
+    yieldBeforeWrites(db, () => {
+      if (task.ownWal) paceWal(db, task.file);
+      turn.yieldToOwner(task.busyTimeoutMs);
+    });
     try {
       return fn(db, checkStop);
     } finally {

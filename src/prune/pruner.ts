@@ -63,6 +63,8 @@ export class Pruner {
     busyTimeoutMs: number,
     /** The store's turns at the write lock: each prune transaction waits while a commit is waiting or running. */
     turn: WriteTurn,
+    /** False when another process (Litestream) checkpoints the store's WAL. */
+    ownWal: boolean,
     private readonly auto: AutoPrune | undefined,
   ) {
     // One thread from the start: piscina hands a task to a pool's first threads at once, without waiting for the
@@ -82,6 +84,7 @@ export class Pruner {
       busyTimeoutMs,
       slots: this.ch.slots.buffer,
       turn: turn.buffer,
+      ownWal,
       auto: auto === undefined ? undefined : { keepEvery: auto.keepEvery, keepFree: auto.keepFree },
       port: ch.port2,
     };

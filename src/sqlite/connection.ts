@@ -32,6 +32,9 @@ export type Sync = "normal" | "full" | "off";
 /** The default wait for another connection's lock, in ms (the `busyTimeoutMs` option). */
 export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 
+/** The size a WAL that starts over is cut back to (SQLite's journal_size_limit). */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 2 ** 20;
+
 /** Opens `file` for writing (WAL, incremental auto-vacuum so that pruning can shrink the file). */
 export function openWriter(file: string, sync: Sync, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Connection {
   const db = openChecked(file, false, busyTimeoutMs);
@@ -45,7 +48,7 @@ export function openWriter(file: string, sync: Sync, busyTimeoutMs = DEFAULT_BUS
   db.pragma(`synchronous = ${sync.toUpperCase()}`);
   // Checkpoints run off the commit path (wal.ts); a WAL started over is cut back to this size.
   db.pragma("wal_autocheckpoint = 0");
-  db.pragma(`journal_size_limit = ${64 * 2 ** 20}`);
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   tune(db, busyTimeoutMs);
   return db;
 }

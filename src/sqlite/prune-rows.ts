@@ -9,6 +9,7 @@ import { IavlError } from "../base/errors.js";
 import type { BranchRow } from "./rows.js";
 import { compactedTable, createBranchTable, dropBranchTable, insertBranch, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
+import { passiveWalCheckpoint } from "./wal.js";
 import type { ReplayBase } from "./version-reader.js";
 import { retryBusy, writeTransaction } from "./write-errors.js";
 
@@ -181,15 +182,16 @@ export function swapShards(db: Connection, plan: PrunePlan): void {
 /**
  * Returns up to `pages` free pages to the file system; returns how many remain free, or 0 once the rest may stay.
  * Once none remain, the WAL is checkpointed (without waiting for anyone), which is when the database file itself
- * shrinks. While free pages are at most `keepFree` of the file, none are returned: the next commits reuse them, and
+ * shrinks, unless `ownWal` is false: another process (Litestream) checkpoints it, and a checkpoint of ours could
+ * make it miss frames. While free pages are at most `keepFree` of the file, none are returned: the next commits reuse them, and
  * moving pages from the end of the file into them (what an incremental vacuum does) would write each page again,
  * twice over with the WAL.
  */
-export function reclaim(db: Connection, pages = 2048, keepFree = 0): number {
+export function reclaim(db: Connection, ownWal: boolean, pages = 2048, keepFree = 0): number {
   const free = (): number => db.pragma("freelist_count", { simple: true }) as number;
   if (keepFree > 0 && free() <= keepFree * (db.pragma("page_count", { simple: true }) as number)) return 0;
   retryBusy(db, "returning free pages", () => db.pragma(`incremental_vacuum(${pages})`));
   const left = free();
-  if (left === 0) db.pragma("wal_checkpoint(PASSIVE)");
+  if (left === 0 && ownWal) passiveWalCheckpoint(db);
   return left;
 }
