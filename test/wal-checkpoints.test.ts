@@ -70,6 +70,31 @@ describe("walCheckpoints", () => {
     t.close();
   });
 
+  it("own: a store opened only to be read starts no thread; its first commit starts the checkpointer", async () => {
+    const dir = tempDir();
+    const threads = (): number => (process.report.getReport() as { workers: unknown[] }).workers.length;
+    const idle = threads();
+    const t0 = Tree.open(dir);
+    commitSome(t0, 2);
+    t0.close();
+    // A closed thread leaves the report once it has exited, a moment after the close.
+    for (let i = 0; i < 200 && threads() > idle; i++) await new Promise((r) => setTimeout(r, 10));
+    const t = Tree.open(dir);
+    expect(t.get(new TextEncoder().encode("key-0-1"))?.[0]).toBe(1);
+    expect(t.at(1).get(new TextEncoder().encode("key-0-2"))?.[0]).toBe(2);
+    // A worker's start-up costs tens of milliseconds of CPU, which the first reads would share on a small machine. A
+    // thread shows in the report once it runs, so one started at the open would show within this wait.
+    const grew = async (ms: number): Promise<boolean> => {
+      for (let i = 0; i < ms / 20 && threads() === idle; i++) await new Promise((r) => setTimeout(r, 20));
+      return threads() > idle;
+    };
+    expect(await grew(1_500)).toBe(false);
+    commitSome(t, 1);
+    expect(await grew(10_000)).toBe(true);
+    expect(threads()).toBe(idle + 1);
+    t.close();
+  });
+
   it("a background writer's WAL past the size limit is copied before its next write, which starts it over", () => {
     const dir = tempDir();
     const grown = (name: string, pace: boolean): number => {

@@ -32,8 +32,13 @@ export interface VersionWriterOptions {
 export class VersionWriter {
   /** The background writer, with durability "async". */
   readonly queue: WriteQueue | undefined;
-  /** The checkpointer thread; undefined when another process checkpoints the WAL (walCheckpoints "external"). */
-  private readonly wal: WalCheckpointer | undefined;
+  /**
+   * The checkpointer thread; undefined until the first write, and always when another process checkpoints the WAL
+   * (walCheckpoints "external").
+   */
+  private wal: WalCheckpointer | undefined;
+  private readonly ownWal: boolean;
+  private readonly busyTimeoutMs: number;
   private readonly values: UnlandedValues;
   /** The id the next leaves row gets. */
   private nextLeaf: number;
@@ -49,9 +54,19 @@ export class VersionWriter {
     this.values = new UnlandedValues(t);
     this.nextLeaf = store.read.leaves.nextId();
     this.turn = o.turn;
-    if (o.walCheckpoints === "own") this.wal = new WalCheckpointer(file, o.busyTimeoutMs);
+    this.ownWal = o.walCheckpoints === "own";
+    this.busyTimeoutMs = o.busyTimeoutMs;
     const landed = (v: number): void => this.values.landed(v);
-    if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.wal?.shared, o.turn, landed);
+    if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.walOf()?.shared, o.turn, landed);
+  }
+
+  /**
+   * The checkpointer, started by the first write that needs it: a store opened only to be read starts no thread,
+   * whose start-up (tens of milliseconds of CPU) would otherwise compete with its first reads on a small machine.
+   */
+  private walOf(): WalCheckpointer | undefined {
+    if (this.ownWal) this.wal ??= new WalCheckpointer(this.file, this.busyTimeoutMs);
+    return this.wal;
   }
 
   /** The tree's own copy of a value being set: valid until its version lands, when leaves drop their values. */
@@ -66,11 +81,12 @@ export class VersionWriter {
       this.values.seal(c.version, rows.leaves);
       if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
       else {
+        const wal = this.walOf();
         this.turn.owner(() => {
-          if (this.wal !== undefined) boundWal(this.store.db, this.file, this.wal.framesLeft);
+          if (wal !== undefined) boundWal(this.store.db, this.file, wal.framesLeft);
           this.store.writeVersion(rows.write);
         });
-        this.wal?.committed();
+        wal?.committed();
         this.values.landed(c.version);
       }
     } catch (e) {
