@@ -113,11 +113,11 @@ export class MultiReader {
     }
   }
 
-  /** The oldest version every store still holds (0 when none); reads each store's versions, so not for every request. */
+  /** The oldest version every store still holds (0 when none). */
   earliest(): number {
     this.open();
     let v = 0;
-    for (const s of this.all.values()) v = Math.max(v, s.versions()[0] ?? 0);
+    for (const s of this.all.values()) v = Math.max(v, s.earliest());
     return v;
   }
 

@@ -114,8 +114,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
     // Each store's own range; `hash` is its root hash at the version every store holds (so the app hash covers them).
     const stores = r.names.map((name) => {
       const s = r.store(name);
-      const kept = s.versions();
-      return { name, latest: s.version, earliest: kept[0] ?? 0, hash: latest === 0 ? null : toHex(r.at(name, latest).hash) };
+      return { name, latest: s.version, earliest: s.earliest(), hash: latest === 0 ? null : toHex(r.at(name, latest).hash) };
     });
     return { latest, earliest: r.earliest(), appHash: latest === 0 ? null : hexOrNull(r.appHashAt(latest)), stores };
   });

@@ -192,6 +192,12 @@ export class ReadOnlyStore implements ReadonlyTree {
     return this.store.versions.list();
   }
 
+  /** The oldest committed version kept (0 when none): one seek, where {@link versions} reads them all. */
+  earliest(): number {
+    this.open();
+    return this.store.versions.earliest() ?? 0;
+  }
+
   /** Closes the connection; later calls throw `CLOSED`. */
   close(): void {
     if (this.closed) return;
