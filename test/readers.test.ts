@@ -50,6 +50,7 @@ describe("read-only processes beside a writer", () => {
     }
     const r = Tree.openReadOnly(dir);
     expect(r.version).toBe(20);
+    expect(r.earliest()).toBe(1);
     const old = r.at(5);
     expect(old.get(enc.encode("k0"))).toEqual(enc.encode("v5"));
     await t.prune(10);
@@ -61,6 +62,9 @@ describe("read-only processes beside a writer", () => {
     }
     expect(code).toBe("VERSION_PRUNED");
     expect(() => r.at(3)).toThrowError(/pruned/);
+    // Up to 10 gone but the latest: the oldest kept is 11, as the version list says.
+    expect(r.earliest()).toBe(11);
+    expect(r.versions()[0]).toBe(11);
     t.set(enc.encode("new"), enc.encode("x"));
     t.commit();
     expect(r.version).toBe(20);
