@@ -62,7 +62,7 @@ describe("read-only processes beside a writer", () => {
     }
     expect(code).toBe("VERSION_PRUNED");
     expect(() => r.at(3)).toThrowError(/pruned/);
-    // Up to 10 gone but the latest: the oldest kept is 11, as the version list says.
+    // Versions up to 10 are gone: the oldest kept is 11, as the version list says.
     expect(r.earliest()).toBe(11);
     expect(r.versions()[0]).toBe(11);
     t.set(enc.encode("new"), enc.encode("x"));

@@ -73,12 +73,12 @@ describe("walCheckpoints", () => {
   it("own: a store opened only to be read starts no thread; its first commit starts the checkpointer", async () => {
     const dir = tempDir();
     const threads = (): number => (process.report.getReport() as { workers: unknown[] }).workers.length;
-    const idle = threads();
     const t0 = Tree.open(dir);
     commitSome(t0, 2);
     t0.close();
-    // A closed thread leaves the report once it has exited, a moment after the close.
-    for (let i = 0; i < 200 && threads() > idle; i++) await new Promise((r) => setTimeout(r, 10));
+    // A closed thread leaves the report once it has exited, a moment after the close; so do earlier tests' threads.
+    for (let i = 0; i < 250 && threads() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    const idle = threads();
     const t = Tree.open(dir);
     expect(t.get(new TextEncoder().encode("key-0-1"))?.[0]).toBe(1);
     expect(t.at(1).get(new TextEncoder().encode("key-0-2"))?.[0]).toBe(2);
