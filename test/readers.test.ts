@@ -1,14 +1,23 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
+/** Children still running: a test that fails before they end kills them, or they would outlive the suite. */
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const p of running) p.kill("SIGKILL");
+  running.clear();
+});
+
 function run(script: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, ["--import", "tsx", fixture(script), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    running.add(p);
+    p.on("exit", () => running.delete(p));
     let out = "";
     let err = "";
     p.stdout.on("data", (d: Buffer) => (out += d.toString()));
