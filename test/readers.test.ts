@@ -1,29 +1,17 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
+import { node } from "./processes.js";
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
-/** Children still running: a test that fails before they end kills them, or they would outlive the suite. */
-const running = new Set<ChildProcess>();
-afterEach(() => {
-  for (const p of running) p.kill("SIGKILL");
-  running.clear();
-});
-
-function run(script: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", fixture(script), ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    running.add(p);
-    p.on("exit", () => running.delete(p));
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    p.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    p.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${script} exited ${code}: ${err}`))));
-  });
+/** Runs a fixture to its end (a child that outlives a failed test is killed after it); resolves with its stdout. */
+async function run(script: string, args: string[]): Promise<string> {
+  const proc = node([fixture(script), ...args]);
+  const { code } = await proc.exited;
+  if (code !== 0) throw new Error(`${script} exited ${code}: ${proc.stderr}`);
+  return proc.lines.join("\n");
 }
 
 describe("read-only processes beside a writer", () => {
