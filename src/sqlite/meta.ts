@@ -16,6 +16,8 @@ export type MetaName =
   | "compact_gen"
   | "compact_through"
   | "leaves_pruned_to"
+  | "orphans_from"
+  | "branches_pruned_to"
   | "rollbacks";
 
 /** A meta value as a number; undefined when the row is missing or NULL. */

@@ -56,12 +56,12 @@ const NULL = -1;
 
 /** The total bytes a write carries (keys, hashes, values, operations): what it costs in flight. */
 export function writeBytes(w: VersionWrite): number {
-  let n = w.version.hash.length + w.ops.length;
+  let n = w.version.hash.length + w.ops.length + w.orphans.length;
   for (const l of w.leaves) n += l.key.length + (l.hash?.length ?? 0) + (l.value?.length ?? 0);
   return n + w.branches.bytes;
 }
 
-/** Numbers a packed write carries: the header, the lengths of hash and ops, then per row its numbers and lengths. */
+/** Numbers a packed write carries: the header, the lengths of hash, ops and orphans, then per row its numbers and lengths. */
 const HEADER = 11;
 const LEAF_NUMS = 4;
 const BRANCH_NUMS = 10;
@@ -69,13 +69,14 @@ const BRANCH_NUMS = 10;
 /** Packs `w`, into spare buffers where they are long enough; the result's buffers can be transferred. */
 export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }): PackedWrite {
   const v = w.version;
-  const nums = reuse(spares.nums, HEADER + 2 + w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS, (n) => new Float64Array(n));
+  const nums = reuse(spares.nums, HEADER + 3 + w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS, (n) => new Float64Array(n));
   nums.set([v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL]);
   nums.set([w.firstLeaf, w.leaves.length, w.branches.count], 8);
   const p: PackedWrite = { nums, bytes: reuse(spares.bytes, writeBytes(w), (n) => new Uint8Array(n)) };
   const c: Cursor = { i: HEADER, at: 0 };
   putBytes(p, c, v.hash);
   putBytes(p, c, w.ops);
+  putBytes(p, c, w.orphans);
   for (const l of w.leaves) {
     nums[c.i++] = l.id;
     putBytes(p, c, l.key);
@@ -112,6 +113,7 @@ export function unpackWrite(p: PackedWrite): VersionRows {
     leafRows: rowCount === NULL ? null : rowCount!,
   };
   const packedOps = takeBytes(p, c)!;
+  const orphans = takeBytes(p, c)!;
   const leavesAt: Cursor = { ...c };
   // The branches start after the leaves: step over their numbers, adding up their byte lengths.
   for (let k = 0; k < leafCount!; k++) {
@@ -138,5 +140,5 @@ export function unpackWrite(p: PackedWrite): VersionRows {
       }
     },
   };
-  return { version: row, leaves, firstLeaf: firstLeaf!, ops: packedOps, branches };
+  return { version: row, leaves, firstLeaf: firstLeaf!, ops: packedOps, branches, orphans };
 }

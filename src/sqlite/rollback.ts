@@ -27,6 +27,8 @@ export function rollbackStore(db: Connection, version: number): number {
     const removed = sql(db, "DELETE FROM versions WHERE version > ?").run(version).changes;
     sql(db, "DELETE FROM leaves WHERE version > ?").run(version);
     sql(db, "DELETE FROM version_ops WHERE version > ?").run(version);
+    // The branches those versions replaced are in the tree of `version` again.
+    sql(db, "DELETE FROM orphaned_branches WHERE version > ?").run(version);
     if (version === 0) {
       for (const id of sql(db, "SELECT id FROM shards").pluck().all() as number[]) dropBranchTable(db, shardTable(id));
       const gen = metaNumber(db, "compact_gen");
@@ -63,6 +65,8 @@ function forgetPrunedPast(db: Connection, version: number, base: number): void {
   if (prunedTo !== undefined && prunedTo > version) setMeta(db, "pruned_to", version);
   const leavesTo = metaNumber(db, "leaves_pruned_to");
   if (leavesTo !== undefined && leavesTo > version) setMeta(db, "leaves_pruned_to", version);
+  const branchesTo = metaNumber(db, "branches_pruned_to");
+  if (branchesTo !== undefined && branchesTo > version) setMeta(db, "branches_pruned_to", version);
   const through = metaNumber(db, "compact_through");
   const gen = metaNumber(db, "compact_gen");
   if (through !== undefined && gen !== undefined && through > base) {

@@ -71,6 +71,8 @@ export interface VersionWrite {
   /** Every operation in order, packed (version-ops.ts). */
   ops: Uint8Array;
   branches: BranchRows;
+  /** The stored branches the version replaced, packed (orphaned-branches.ts); empty when none. */
+  orphans: Uint8Array;
 }
 
 /** A {@link VersionWrite} as a writer reads it: its rows may be streamed, but every iteration gives them all. */

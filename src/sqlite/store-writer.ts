@@ -8,6 +8,7 @@ import { initMeta, setMeta } from "./meta.js";
 import { VERSION_COLUMNS, type BranchRows, type ImportBatch, type LeafWrite, type VersionRow, type VersionRows } from "./rows.js";
 import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
+import { insertOrphans } from "./orphaned-branches.js";
 import { writeTransaction } from "./write-errors.js";
 
 /** The compacted generation an import writes every branch into, whatever version range the nodes span. */
@@ -46,6 +47,7 @@ export class StoreWriter {
       if (latest >= v) throw new IavlError("CORRUPT", `version ${v} is already stored`);
       for (const l of w.leaves) insertLeaf(this.db, v, l);
       insertOps(this.db, v, w.firstLeaf, w.ops);
+      insertOrphans(this.db, v, w.orphans);
       for (const b of w.branches) insertBranch(this.db, this.shard(b.version), b);
       this.commitRow(w.version);
     });

@@ -11,6 +11,7 @@ import type { Op } from "../../tree/version-log.js";
 import { leafKeySeq, storedSeq } from "../../sqlite/node-rows.js";
 import type { BranchRows, LeafWrite, VersionWrite } from "../../sqlite/rows.js";
 import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
+import { packNodeKeys } from "../../sqlite/orphaned-branches.js";
 import { collectDirty, NO_BRANCHES } from "../../checkpoint/dirty-branches.js";
 
 /** A commit's rows, with the leaves that now hold their row's node key. */
@@ -35,6 +36,13 @@ export interface CheckpointRows {
 export function checkpointRows(t: NodeTable, root: number): CheckpointRows {
   const batch = collectDirty(t, root);
   return { branches: batch.rows, rootVersion: t.version(root), rootSeq: storedSeq(t.seq(root)), undo: batch.undo };
+}
+
+/** The node keys of the stored branches among a version's orphans, packed: what pruning deletes once no tree holds them. */
+function storedOrphans(t: NodeTable, orphans: readonly number[]): Uint8Array {
+  const keys: number[] = [];
+  for (const n of orphans) if (t.seq(n) > 0) keys.push(t.version(n), t.seq(n));
+  return packNodeKeys(keys);
 }
 
 /**
@@ -84,6 +92,7 @@ export function versionRows(t: NodeTable, c: CommitInput, firstLeaf: number, che
       firstLeaf,
       ops: packOps(packed),
       branches: batch?.rows ?? NO_BRANCHES,
+      orphans: storedOrphans(t, c.orphans),
     };
     const numbered = batch;
     return {
