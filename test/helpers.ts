@@ -134,3 +134,39 @@ export function corruptStoredNodeHash(dir: string, which: StoredNodeKind): { ver
     db.close();
   }
 }
+
+/**
+ * The branch rows of a closed store, and those its kept checkpoints' trees reach (the replay base's, every checkpoint
+ * version's): a branch row goes once no kept tree holds it, so after a prune the two are the same set. A reached
+ * branch that is not stored fails the calling test. Knows the layout as {@link corruptStoredNodeHash} does.
+ */
+export function branchRows(dir: string): { stored: Set<string>; reached: Set<string> } {
+  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+  try {
+    const links = new Map<string, number[]>();
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch\\_%' ESCAPE '\\'").pluck().all() as string[];
+    for (const t of tables) {
+      for (const r of db.prepare(`SELECT version, seq, left_version, left_seq, right_version, right_seq FROM ${t}`).raw().all() as number[][]) {
+        links.set(`${r[0]}/${r[1]}`, r.slice(2));
+      }
+    }
+    const meta = (name: string): number | null => (db.prepare("SELECT value FROM meta WHERE name = ?").pluck().get(name) as number | undefined) ?? null;
+    const roots: Array<[number | null, number | null]> = db.prepare("SELECT root_version, root_seq FROM versions WHERE checkpoint = 1").raw().all() as Array<[number, number]>;
+    roots.push([meta("base_root_version"), meta("base_root_seq")]);
+    const reached = new Set<string>();
+    const stack = roots.filter(([v, s]) => v !== null && s !== null && s < 2 ** 31) as Array<[number, number]>;
+    while (stack.length > 0) {
+      const [v, s] = stack.pop()!;
+      const id = `${v}/${s}`;
+      if (reached.has(id)) continue;
+      reached.add(id);
+      const l = links.get(id);
+      if (l === undefined) throw new Error(`branch ${id}, which a kept tree holds, is not stored`);
+      if (l[1]! < 2 ** 31) stack.push([l[0]!, l[1]!]);
+      if (l[3]! < 2 ** 31) stack.push([l[2]!, l[3]!]);
+    }
+    return { stored: new Set(links.keys()), reached };
+  } finally {
+    db.close();
+  }
+}

@@ -6,7 +6,7 @@ import { toHex, Tree } from "../src/index.js";
 import { storeInfo } from "../src/cli/info-summary.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
-import { codeOf } from "./helpers.js";
+import { branchRows, codeOf } from "./helpers.js";
 
 /** Expected hash and a sample of contents per version, from a memory tree fed the same operations. */
 function model(upTo: number): { hashes: string[]; tree: Tree } {
@@ -139,5 +139,48 @@ describe("keepEvery snapshots", () => {
     const again = Tree.open(dir);
     check(again);
     again.close();
+  });
+});
+
+describe("branch rows", () => {
+  it("are deleted once no kept tree holds them, snapshots' kept until the snapshot goes", async () => {
+    const dir = tempDir();
+    // ~26,000 keys after the first version: past what the smallest budget (8 MiB) holds, so commits evict and
+    // reload, and replace branches they loaded back from their rows.
+    const apply = (tree: Tree, v: number): void => applyVersion(tree, v, v === 1 ? 40_000 : 300, 60_000);
+    const m = Tree.memory();
+    const hashes = [""];
+    for (let v = 1; v <= 150; v++) {
+      apply(m, v);
+      hashes.push(toHex(m.commit().hash));
+    }
+    const t = Tree.open(dir, { checkpointInterval: 5, shardSize: 10, memoryBudgetMiB: 8, keepEvery: 25 });
+    for (let v = 1; v <= 150; v++) {
+      apply(t, v);
+      expect(toHex(t.commit().hash)).toBe(hashes[v]);
+      if (v === 60) await t.prune(52, { keepEvery: 25 });
+      if (v === 120) await t.prune(110, { keepEvery: 50 });
+    }
+    t.close();
+    // Before the last prune, the stored rows are those of the kept checkpoints (25 was dropped by the second prune).
+    let rows = branchRows(dir);
+    expect(rows.stored).toEqual(rows.reached);
+    const before = rows.stored.size;
+    const again = Tree.open(dir);
+    expect(again.versions().slice(0, 2)).toEqual([50, 100]);
+    await again.prune(140);
+    again.close();
+    rows = branchRows(dir);
+    expect(rows.stored).toEqual(rows.reached);
+    expect(rows.stored.size).toBeLessThan(before / 2);
+    const reopened = Tree.open(dir);
+    expect(reopened.versions()).toEqual(Array.from({ length: 10 }, (_, i) => 141 + i));
+    for (const v of [141, 145, 150]) {
+      const view = reopened.at(v);
+      expect(toHex(view.hash)).toBe(hashes[v]);
+      expect([...view.iterate()].map(([k, x]) => toHex(k) + toHex(x))).toEqual([...m.at(v).iterate()].map(([k, x]) => toHex(k) + toHex(x)));
+    }
+    for (const v of [141, 150]) expect(reopened.at(v).audit()).toMatchObject({ ok: true, faults: [] });
+    reopened.close();
   });
 });

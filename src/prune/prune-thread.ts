@@ -14,6 +14,7 @@ import { openWriter, type Connection } from "../sqlite/connection.js";
 import { paceWal } from "../sqlite/wal.js";
 import { yieldBeforeWrites } from "../sqlite/write-errors.js";
 import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sqlite/prune-rows.js";
+import { branchesPrunedTo, pruneBranches } from "../sqlite/orphaned-branches.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
 
@@ -156,8 +157,13 @@ function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, kee
       } while (from !== undefined);
     }
   }
+  if (through !== undefined) {
+    // Branches no tree from the base on holds; a dropped snapshot's are found again among those it kept.
+    let after: number | undefined = plan.droppedSnapshots ? 0 : step(task, branchesPrunedTo);
+    while ((after = step(task, (db) => pruneBranches(db, through, plan.snapshots, after!))) !== undefined) onProgress(3, 5, "branches");
+  }
   if (plan.compactThrough >= 0) step(task, (db, checkStop) => copySurvivors(db, plan, (n) => onProgress(3, 5, `survivors (${n} nodes)`), checkStop));
-  step(task, (db) => swapShards(db, plan));
+  const droppedShards = step(task, (db) => swapShards(db, plan));
   onProgress(4, 5, "shards");
   while (step(task, (db) => reclaim(db, task.ownWal, undefined, keepFree)) > 0) onProgress(4, 5, "reclaim");
   onProgress(5, 5, "done");
@@ -165,7 +171,7 @@ function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, kee
     pruned: plan.removed,
     keptFrom: plan.keepFrom,
     reclaimedBytes: Math.max(0, before - fileBytes(task.file)),
-    droppedShards: plan.compactThrough >= 0 ? plan.dropShards.length : 0,
+    droppedShards,
   };
 }
 

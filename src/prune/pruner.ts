@@ -7,11 +7,14 @@
  *    checkpoint that replays of kept versions start from is recorded as the base.
  * 2. leaves: for each version up to the base, the rows its changes superseded are deleted (and, when snapshots were
  *    dropped, a sweep of every key finds the rows they alone read; see plan.ts).
- * 3. copy: the base tree (and kept snapshots) are walked; their nodes stored in shards about to go are copied into a
- *    new generation of compacted tables.
- * 4. swap: in one transaction, the new generation becomes the place of old rows, and the old generation and the
- *    pruned shards are dropped.
- * 5. reclaim: the freed pages are returned to the file system (incremental vacuum), so the file really shrinks; an
+ * 3. branches: the branch rows that versions up to the base replaced are deleted, but for those a kept snapshot's
+ *    tree holds (see sqlite/orphaned-branches.ts).
+ * 4. copy (only for shards of a store made before migration 003, whose older replacements were never recorded): the
+ *    base tree (and kept snapshots) are walked; their nodes stored in shards about to go are copied into a new
+ *    generation of compacted tables.
+ * 5. swap: in one transaction, the new generation becomes the place of old rows, and the old generation, the
+ *    pruned shards and the shards left empty are dropped.
+ * 6. reclaim: the freed pages are returned to the file system (incremental vacuum), so the file really shrinks; an
  *    automatic prune leaves them (up to a bound) for the next commits to reuse.
  *
  * Automatic prunes are asked through shared memory ({@link Pruner.autoTo}), so they progress with commits alone,

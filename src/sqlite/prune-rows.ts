@@ -5,6 +5,7 @@
  */
 import { sql, forgetStatements, type Connection } from "./connection.js";
 import { metaNumber, setMeta } from "./meta.js";
+import { dropEmptyShards, orphansFrom } from "./orphaned-branches.js";
 import { IavlError } from "../base/errors.js";
 import type { BranchRow } from "./rows.js";
 import { compactedTable, createBranchTable, dropBranchTable, insertBranch, shardTable } from "./shards.js";
@@ -21,8 +22,13 @@ export interface PrunePlan {
   snapshots: number[];
   /** The checkpoint kept versions replay from (its row may itself be pruned). */
   base: ReplayBase | undefined;
-  /** Shards wholly at or before the base: their survivors move to the compacted tables and they are dropped. */
+  /**
+   * Shards wholly at or before the base that hold branches replaced before orphans were recorded (a store made
+   * before migration 003): their survivors move to the compacted tables and they are dropped.
+   */
   dropShards: number[];
+  /** The first version whose orphaned branches are recorded (see orphaned-branches.ts). */
+  orphansFrom: number;
   /** The last version whose node rows will live in the compacted tables. */
   compactThrough: number;
   /** Generation of the compacted tables to build. */
@@ -61,12 +67,14 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
     }
     setMeta(db, "pruned_to", keepFrom - 1);
     const limit = base?.version ?? 0;
-    // A shard can go when every version in it is at or before the base: replays start after the base.
-    const dropShards = sql(db, "SELECT id FROM shards WHERE last <= ? ORDER BY id").pluck().all(limit) as number[];
+    // A shard can go when every version in it is at or before the base: replays start after the base. One whose
+    // orphans are all recorded empties as they are deleted; an older one is copied out and dropped.
+    const from = orphansFrom(db);
+    const dropShards = sql(db, "SELECT id FROM shards WHERE last <= ? AND first < ? ORDER BY id").pluck().all(limit, from) as number[];
     const compactThrough = dropShards.length > 0 ? (dropShards[dropShards.length - 1]! + 1) * store.branches.shardSize - 1 : -1;
     const gen = (metaNumber(db, "compact_gen") ?? 0) + 1;
     const droppedSnapshots = earlier.some((v) => !snapshots.includes(v));
-    return { keepFrom, snapshots, base, dropShards, compactThrough, gen, removed, droppedSnapshots };
+    return { keepFrom, snapshots, base, dropShards, orphansFrom: from, compactThrough, gen, removed, droppedSnapshots };
   });
 }
 
@@ -160,9 +168,12 @@ export function writeCompacted(db: Connection, gen: number, branches: BranchRow[
   });
 }
 
-/** The new compacted generation replaces the old one and the pruned shards, in one transaction. */
-export function swapShards(db: Connection, plan: PrunePlan): void {
-  writeTransaction(db, "dropping pruned shards", () => {
+/**
+ * The new compacted generation replaces the old one and the pruned shards, and the shards left empty go, in one
+ * transaction. Returns the shards dropped.
+ */
+export function swapShards(db: Connection, plan: PrunePlan): number {
+  const dropped = writeTransaction(db, "dropping pruned shards", () => {
     const old = metaNumber(db, "compact_gen") ?? 0;
     if (plan.compactThrough >= 0) {
       setMeta(db, "compact_gen", plan.gen);
@@ -175,8 +186,10 @@ export function swapShards(db: Connection, plan: PrunePlan): void {
     } else {
       dropBranchTable(db, compactedTable(plan.gen));
     }
+    return (plan.compactThrough >= 0 ? plan.dropShards.length : 0) + dropEmptyShards(db, plan.base?.version ?? 0, plan.orphansFrom);
   });
   forgetStatements(db);
+  return dropped;
 }
 
 /**
