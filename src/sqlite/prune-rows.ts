@@ -60,7 +60,9 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
         ? sql(db, "DELETE FROM versions WHERE version < ?").run(asked).changes
         : sql(db, "DELETE FROM versions WHERE version < ? AND NOT (checkpoint = 1 AND version % ? = 0)").run(asked, keepEvery).changes;
     const snapshots = sql(db, "SELECT version FROM versions WHERE version < ? ORDER BY version").pluck().all(keepFrom) as number[];
-    if (base !== undefined && base.version < keepFrom) {
+    // Recorded even when the base is itself kept: a base recorded earlier names a tree whose branches this prune may
+    // delete (replays never use it once a newer checkpoint is kept, but nothing should name what is gone).
+    if (base !== undefined) {
       setMeta(db, "base_version", base.version);
       setMeta(db, "base_root_version", base.rootVersion);
       setMeta(db, "base_root_seq", base.rootSeq);
