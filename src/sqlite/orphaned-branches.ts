@@ -12,7 +12,7 @@ import { writeTransaction } from "./write-errors.js";
 /** Bytes of one packed node key: version and sequence, each a little-endian float64 (versions are safe integers). */
 const KEY_BYTES = 16;
 
-/** Node keys `[version, seq, version, seq, …]` packed for a `orphaned_branches` row. */
+/** Node keys `[version, seq, version, seq, …]` packed for an `orphaned_branches` row. */
 export function packNodeKeys(keys: readonly number[]): Uint8Array {
   const out = new Uint8Array((keys.length / 2) * KEY_BYTES);
   const view = new DataView(out.buffer);
@@ -20,7 +20,7 @@ export function packNodeKeys(keys: readonly number[]): Uint8Array {
   return out;
 }
 
-/** The node keys of a `orphaned_branches` row, as {@link packNodeKeys} packed them. */
+/** The node keys of an `orphaned_branches` row, as {@link packNodeKeys} packed them. */
 export function unpackNodeKeys(b: Uint8Array): number[] {
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const out = new Array<number>(b.byteLength / 8);
@@ -96,14 +96,15 @@ export function pruneBranches(db: Connection, through: number, snapshots: readon
   return last;
 }
 
-/** Where a prune's deletion of orphans starts: after the last one done, or from the first when snapshots were dropped. */
+/** The last version whose orphans a prune went through (a prune that drops snapshots starts again from the first). */
 export function branchesPrunedTo(db: Connection): number {
   return metaNumber(db, "branches_pruned_to") ?? 0;
 }
 
 /**
  * Drops the shards whose versions are all at or before `limit` (no new branch can land in them) and that hold no row
- * any more, among those recorded orphans empty (from `orphansFrom` on). Runs in the caller's transaction.
+ * any more, among those starting at or after `from` (the first version whose orphans are recorded: older shards go
+ * by the survivor copy). Runs in the caller's transaction; returns how many went.
  */
 export function dropEmptyShards(db: Connection, limit: number, from: number): number {
   let dropped = 0;
