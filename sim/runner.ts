@@ -14,6 +14,7 @@ import { fromHex, IavlError, toHex, Tree, type ExportNode, type ReadOnlyStore, t
 import { childOps, stepArgs, type Durability, type Life, type Step } from "./life.js";
 import { KEYS, keyBytes, keyHex, Model, type Rec } from "./model.js";
 import { Random } from "./random.js";
+import { branchRows } from "../test/helpers.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const root = join(here, "..");
@@ -121,6 +122,35 @@ class LifeRun {
         throw new SimFailure(this.step, `${describe(s)} threw ${codeOf(e) ?? (e as Error).name}: ${(e as Error).message}`, { cause: e });
       }
     }
+    this.log(`${this.step}: (end) the stored branches`);
+    await this.checkBranchRows();
+  }
+
+  /**
+   * After the last step: the writer closed (stopping an automatic prune at a step boundary), a writer without
+   * automatic prunes runs one that removes no version and so only finishes what was cut short, and then the stored
+   * branch rows must be exactly those the kept checkpoints' trees reach: none missing (a kept version would break),
+   * none left behind (the disk would grow without end).
+   */
+  private async checkBranchRows(): Promise<void> {
+    await this.settle();
+    this.closeWriter();
+    const t = Tree.open(this.dir, { checkpointInterval: this.life.options.checkpointInterval });
+    try {
+      const oldest = t.versions()[0];
+      if (oldest !== undefined && oldest > 1) await t.prune(oldest - 1, { keepEvery: this.life.options.keepEvery });
+    } finally {
+      t.close();
+    }
+    let rows: ReturnType<typeof branchRows>;
+    try {
+      rows = branchRows(this.dir);
+    } catch (e) {
+      this.fail((e as Error).message);
+    }
+    const left = [...rows.stored].filter((id) => !rows.reached.has(id));
+    if (left.length > 0) this.fail(`${left.length} branch row(s) that no kept tree holds are stored after a prune, e.g. ${left.slice(0, 3).join(", ")}`);
+    this.openWriter();
   }
 
   private fail(message: string): never {

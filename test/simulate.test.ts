@@ -19,6 +19,9 @@ const FOUND = [
   2712176896,
   // A change stream of a read-only handle closed meanwhile threw better-sqlite3's TypeError, not CLOSED.
   1288740864,
+  // A prune whose replay base was a kept version (the latest, checkpointed at close) left an older base recorded,
+  // naming a tree whose branch rows that prune deleted (the end-of-life check of stored branches found it).
+  1171428352,
 ];
 
 /** Lives run on every change: a spread of options (checkpoint intervals, keepRecent/keepEvery, tiny budgets, shards). */
