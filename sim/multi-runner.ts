@@ -19,6 +19,7 @@ import { runCrash } from "./multi-crash.js";
 import { describeMulti, type MultiDurability, type MultiLife, type MultiOp, type MultiStep } from "./multi-life.js";
 import { MultiModel, type History } from "./multi-model.js";
 import { Random } from "./random.js";
+import { branchRows } from "../test/helpers.js";
 import { SimFailure, type LifeStats } from "./runner.js";
 
 interface HeldReader {
@@ -93,6 +94,31 @@ export class MultiRun {
         throw new SimFailure(this.step, `${describeMulti(s)} threw ${codeOf(e) ?? (e as Error).name}: ${(e as Error).message}`, { cause: e });
       }
     }
+    this.log(`${this.step}: (end) the stored branches`);
+    await this.checkBranchRows();
+  }
+
+  /** As the single-store life ends (runner.ts), for every store of the folder. */
+  private async checkBranchRows(): Promise<void> {
+    await this.closeWriter();
+    const mt = MultiTree.open(this.dir, { ...this.openOptions(), keepRecent: undefined });
+    try {
+      const oldest = Math.min(...this.model.order.map((n) => mt.tree(n).versions()[0] ?? Number.POSITIVE_INFINITY));
+      if (Number.isFinite(oldest) && oldest > 1) await mt.prune(oldest - 1);
+    } finally {
+      mt.close();
+    }
+    for (const name of this.model.order) {
+      let rows: ReturnType<typeof branchRows>;
+      try {
+        rows = branchRows(join(this.dir, "stores", name));
+      } catch (e) {
+        this.fail(`store ${name}: ${(e as Error).message}`);
+      }
+      const left = [...rows.stored].filter((id) => !rows.reached.has(id));
+      if (left.length > 0) this.fail(`store ${name}: ${left.length} branch row(s) that no kept tree holds are stored after a prune, e.g. ${left.slice(0, 3).join(", ")}`);
+    }
+    this.openWriter();
   }
 
   fail(message: string): never {

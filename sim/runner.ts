@@ -138,7 +138,7 @@ class LifeRun {
     const t = Tree.open(this.dir, { checkpointInterval: this.life.options.checkpointInterval });
     try {
       const oldest = t.versions()[0];
-      if (oldest !== undefined && oldest > 1) await t.prune(oldest - 1, { keepEvery: this.life.options.keepEvery });
+      if (oldest !== undefined && oldest > 1) await t.prune(oldest - 1);
     } finally {
       t.close();
     }
