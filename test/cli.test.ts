@@ -100,6 +100,7 @@ describe("iavlite info", () => {
       latest: { version: number; hash: string; size: number };
       checkpoints: { count: number; latest: number };
       shards: Array<{ id: number; branchRows: number }>;
+      orphanedBranches: number;
       leafRows: number;
       pages: { pageSize: number; pageCount: number; freelistCount: number };
       disk: { db: number; total: number };
@@ -110,6 +111,10 @@ describe("iavlite info", () => {
     expect(info.checkpoints.count).toBeGreaterThanOrEqual(3);
     expect(info.shards.length).toBe(1);
     expect(info.shards[0]!.branchRows).toBeGreaterThan(0);
+    // Nothing pruned yet: every branch a later version replaced is still stored, awaiting a prune.
+    expect(info.orphanedBranches).toBeGreaterThan(0);
+    expect(info.orphanedBranches).toBeLessThan(info.shards[0]!.branchRows);
+    expect(text.stdout).toContain(`replaced     ${info.orphanedBranches} branch rows`);
     expect(info.leafRows).toBeGreaterThan(300);
     expect(info.pages.pageSize).toBeGreaterThan(0);
     expect(info.disk.db).toBeGreaterThan(0);

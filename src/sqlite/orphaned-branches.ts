@@ -10,7 +10,7 @@ import { compactedTable, dropBranchTable, shardOf, shardTable } from "./shards.j
 import { writeTransaction } from "./write-errors.js";
 
 /** Bytes of one packed node key: version and sequence, each a little-endian float64 (versions are safe integers). */
-const KEY_BYTES = 16;
+export const KEY_BYTES = 16;
 
 /** Node keys `[version, seq, version, seq, …]` packed for an `orphaned_branches` row. */
 export function packNodeKeys(keys: readonly number[]): Uint8Array {

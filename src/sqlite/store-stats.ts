@@ -8,6 +8,7 @@ import { openReader, storeFileIn, type Connection } from "./connection.js";
 import { allMeta } from "./meta.js";
 import { appliedVersion, checkSchema } from "./migrate.js";
 import { shardTable } from "./shards.js";
+import { KEY_BYTES } from "./orphaned-branches.js";
 
 /** A read-only connection to a store checked to be one, with the names of its tables. */
 export interface StatsSource {
@@ -83,6 +84,11 @@ export function shardRows(s: StatsSource): Array<{ id: number; first: number; la
     // A shard row may precede its table (or outlive it after a prune): count only what exists.
     return { ...r, branchRows: s.tables.has(t) ? count(s.db, `SELECT count(*) FROM ${t}`) : 0 };
   });
+}
+
+/** Replaced branches recorded and not yet deleted: a prune deletes them once its base passes (a kept snapshot's stay). */
+export function orphanedBranchCount(s: StatsSource): number {
+  return s.tables.has("orphaned_branches") ? count(s.db, `SELECT coalesce(sum(length(nodes)), 0) / ${KEY_BYTES} FROM orphaned_branches`) : 0;
 }
 
 /** Rows of the `leaves` table (one per key per version that set or removed it). */
