@@ -14,7 +14,7 @@ import { openWriter, type Connection } from "../sqlite/connection.js";
 import { paceWal } from "../sqlite/wal.js";
 import { yieldBeforeWrites } from "../sqlite/write-errors.js";
 import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sqlite/prune-rows.js";
-import { branchesPrunedTo, pruneBranches } from "../sqlite/orphaned-branches.js";
+import { pruneBranches } from "../sqlite/orphaned-branches.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
 
@@ -159,8 +159,8 @@ function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, kee
   }
   if (through !== undefined) {
     // Branches no tree from the base on holds; a dropped snapshot's are found again among those it kept.
-    let after: number | undefined = plan.droppedSnapshots ? 0 : step(task, branchesPrunedTo);
-    while ((after = step(task, (db) => pruneBranches(db, through, plan.snapshots, after!))) !== undefined) onProgress(3, 5, "branches");
+    let after = plan.droppedSnapshots ? 0 : undefined;
+    while ((after = step(task, (db) => pruneBranches(db, through, plan.snapshots, after))) !== undefined) onProgress(3, 5, "branches");
   }
   if (plan.compactThrough >= 0) step(task, (db, checkStop) => copySurvivors(db, plan, (n) => onProgress(3, 5, `survivors (${n} nodes)`), checkStop));
   const droppedShards = step(task, (db) => swapShards(db, plan));

@@ -92,7 +92,7 @@ export class BranchReader {
   }
 
   /** The branch table holding `version`'s branches: a shard, or the compacted table once pruning (or an import) moved them. */
-  private tableFor(version: number): string {
+  tableFor(version: number): string {
     if (version <= this.layout.through) return compactedTable(this.layout.gen);
     return shardTable(shardOf(version, this.shardSize));
   }

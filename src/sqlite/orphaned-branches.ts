@@ -6,7 +6,8 @@
  */
 import { sql, type Connection } from "./connection.js";
 import { metaNumber, setMeta } from "./meta.js";
-import { compactedTable, dropBranchTable, shardOf, shardTable } from "./shards.js";
+import { BranchReader } from "./branch-reader.js";
+import { dropBranchTable, shardTable } from "./shards.js";
 import { writeTransaction } from "./write-errors.js";
 
 /** Bytes of one packed node key: version and sequence, each a little-endian float64 (versions are safe integers). */
@@ -38,35 +39,22 @@ export function orphansFrom(db: Connection): number {
   return metaNumber(db, "orphans_from") ?? 1;
 }
 
-/** Where the branch rows of each version live: the compacted table up to `through`, then shards. */
-interface Layout {
-  gen: number;
-  through: number;
-  shardSize: number;
-  tables: Set<string>;
-}
-
-function layout(db: Connection): Layout {
-  return {
-    gen: metaNumber(db, "compact_gen") ?? 0,
-    through: metaNumber(db, "compact_through") ?? -1,
-    shardSize: metaNumber(db, "shard_size") ?? 1000,
-    tables: new Set(sql(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch\\_%' ESCAPE '\\'").pluck().all() as string[]),
-  };
-}
-
 /**
  * Deletes the branches orphaned by versions after `after` up to `through` (the replay base: no tree kept versions
  * replay from holds them), except those a kept snapshot's tree still holds (a branch of version n orphaned at version
- * o is in the trees of n … o − 1); their node keys stay recorded for the prune that drops the snapshot. One
+ * o is in the trees of n … o − 1); their node keys stay recorded for the prune that drops the snapshot. `after`
+ * undefined: after the last version a prune went through (a prune that drops snapshots passes 0, to find theirs). One
  * transaction of about `maxNodes` deletes; returns the version to continue after, or undefined when none is left.
  */
-export function pruneBranches(db: Connection, through: number, snapshots: readonly number[], after: number, maxNodes = 20_000): number | undefined {
+export function pruneBranches(db: Connection, through: number, snapshots: readonly number[], from: number | undefined, maxNodes = 20_000): number | undefined {
+  const done = metaNumber(db, "branches_pruned_to") ?? 0;
+  const after = from ?? done;
   const rows = sql(db, "SELECT version, nodes FROM orphaned_branches WHERE version > ? AND version <= ? ORDER BY version LIMIT 256")
     .raw()
     .all(after, through) as Array<[number, Uint8Array]>;
   if (rows.length === 0) return undefined;
-  const where = layout(db);
+  const branches = new BranchReader(db);
+  const tables = new Set(sql(db, "SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
   let last = after;
   writeTransaction(db, "pruning branches", () => {
     const doomed: Array<[number, number]> = [];
@@ -87,18 +75,13 @@ export function pruneBranches(db: Connection, through: number, snapshots: readon
     // In key order, so that deletes walk each table's pages once instead of jumping between them.
     doomed.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     for (const [version, seq] of doomed) {
-      const table = version <= where.through ? compactedTable(where.gen) : shardTable(shardOf(version, where.shardSize));
+      const table = branches.tableFor(version);
       // A table already gone took the row with it.
-      if (where.tables.has(table)) sql(db, `DELETE FROM ${table} WHERE version = ? AND seq = ?`).run(version, seq);
+      if (tables.has(table)) sql(db, `DELETE FROM ${table} WHERE version = ? AND seq = ?`).run(version, seq);
     }
-    if (last > (metaNumber(db, "branches_pruned_to") ?? 0)) setMeta(db, "branches_pruned_to", last);
+    if (last > done) setMeta(db, "branches_pruned_to", last);
   });
   return last;
-}
-
-/** The last version whose orphans a prune went through (a prune that drops snapshots starts again from the first). */
-export function branchesPrunedTo(db: Connection): number {
-  return metaNumber(db, "branches_pruned_to") ?? 0;
 }
 
 /**
