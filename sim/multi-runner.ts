@@ -19,7 +19,7 @@ import { runCrash } from "./multi-crash.js";
 import { describeMulti, type MultiDurability, type MultiLife, type MultiOp, type MultiStep } from "./multi-life.js";
 import { MultiModel, type History } from "./multi-model.js";
 import { Random } from "./random.js";
-import { branchRows } from "../test/helpers.js";
+import { branchRowsProblem } from "../test/helpers.js";
 import { SimFailure, type LifeStats } from "./runner.js";
 
 interface HeldReader {
@@ -109,14 +109,8 @@ export class MultiRun {
       mt.close();
     }
     for (const name of this.model.order) {
-      let rows: ReturnType<typeof branchRows>;
-      try {
-        rows = branchRows(join(this.dir, "stores", name));
-      } catch (e) {
-        this.fail(`store ${name}: ${(e as Error).message}`);
-      }
-      const left = [...rows.stored].filter((id) => !rows.reached.has(id));
-      if (left.length > 0) this.fail(`store ${name}: ${left.length} branch row(s) that no kept tree holds are stored after a prune, e.g. ${left.slice(0, 3).join(", ")}`);
+      const problem = branchRowsProblem(join(this.dir, "stores", name));
+      if (problem !== undefined) this.fail(`store ${name}: ${problem}`);
     }
     this.openWriter();
   }

@@ -14,7 +14,7 @@ import { fromHex, IavlError, toHex, Tree, type ExportNode, type ReadOnlyStore, t
 import { childOps, stepArgs, type Durability, type Life, type Step } from "./life.js";
 import { KEYS, keyBytes, keyHex, Model, type Rec } from "./model.js";
 import { Random } from "./random.js";
-import { branchRows } from "../test/helpers.js";
+import { branchRowsProblem } from "../test/helpers.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const root = join(here, "..");
@@ -142,14 +142,8 @@ class LifeRun {
     } finally {
       t.close();
     }
-    let rows: ReturnType<typeof branchRows>;
-    try {
-      rows = branchRows(this.dir);
-    } catch (e) {
-      this.fail((e as Error).message);
-    }
-    const left = [...rows.stored].filter((id) => !rows.reached.has(id));
-    if (left.length > 0) this.fail(`${left.length} branch row(s) that no kept tree holds are stored after a prune, e.g. ${left.slice(0, 3).join(", ")}`);
+    const problem = branchRowsProblem(this.dir);
+    if (problem !== undefined) this.fail(problem);
     this.openWriter();
   }
 

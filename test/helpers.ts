@@ -170,3 +170,18 @@ export function branchRows(dir: string): { stored: Set<string>; reached: Set<str
     db.close();
   }
 }
+
+/**
+ * What is wrong with the branch rows of a closed store whose prunes are all finished, or undefined: a branch a kept
+ * tree holds that is not stored, or stored rows that no kept tree holds (the simulator's end-of-life check).
+ */
+export function branchRowsProblem(dir: string): string | undefined {
+  let rows: ReturnType<typeof branchRows>;
+  try {
+    rows = branchRows(dir);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  const left = [...rows.stored].filter((id) => !rows.reached.has(id));
+  return left.length === 0 ? undefined : `${left.length} branch row(s) that no kept tree holds are stored after a prune, e.g. ${left.slice(0, 3).join(", ")}`;
+}
