@@ -16,7 +16,8 @@ export class Child {
     const file = fileURLToPath(new URL("./child.ts", import.meta.url));
     this.proc = fork(file, [role, ...args], {
       cwd: fileURLToPath(new URL("..", import.meta.url)),
-      execArgv: ["--import", "tsx"],
+      // --expose-gc: a child collects before timed reads, as the bench's own process does (bench/timing.ts gc).
+      execArgv: ["--expose-gc", "--import", "tsx"],
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });

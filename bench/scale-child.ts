@@ -5,7 +5,8 @@
  *   built here from its number (bench/scale-data.ts). It answers each {@link ScaleAsk} in order: a growth or churn
  *   version applied and committed (the set/remove + commit time in ns; RSS sampled after the set/remove and after
  *   the commit), a batch of gets (ns per get; every value checked afterwards), a reopen (ms from `Tree.open` to the
- *   first answered get), the latest version exported to a file, its {@link ScaleStats}, or null to close.
+ *   first answered get, after a collection of the closed tree's garbage), the latest version exported to a file, its
+ *   {@link ScaleStats}, or null to close.
  * - `scale-export <dir> <version>`: exports `version` through `Tree.openReadOnly`, as a second process beside the
  *   writer, until the export ends or "stop" comes; answers "started" after its first 10,000 nodes, then an
  *   {@link ExportRun}, and exits at "stop".
@@ -16,7 +17,7 @@ import { setImmediate as tick } from "node:timers/promises";
 import { encodeItems, Tree, type ExportNode, type OpenOptions } from "../src/index.js";
 import { Churn, grown, keyOf, setIn, valueOf } from "./scale-data.js";
 import { peakRssNow, timedCommit, type PeakRss } from "./subjects.js";
-import { consume, nsPerGet } from "./timing.js";
+import { consume, gc, nsPerGet } from "./timing.js";
 
 /** What the bench asks the store's process; see the module comment. */
 export type ScaleAsk =
@@ -78,6 +79,7 @@ async function writer(dir: string, perVersion: number): Promise<void> {
     }
     if ("reopen" in m) {
       tree.close();
+      gc(); // the closed tree's garbage, not collected inside the timed gets that follow
       const key = m.first === undefined ? undefined : keyOf(m.first);
       const t0 = performance.now();
       tree = Tree.open(dir, m.reopen);
