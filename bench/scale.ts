@@ -9,8 +9,8 @@
  *    10M keys (quick: 40k, 100k, 200k; SCALE_KEYS=n stops at n): the commit rate over the 100 versions before,
  *    checkpoints included, peak RSS so far, disk,
  *    and gets at the latest version and 100 versions back (quick: 10), warm on the live tree and first after
- *    reopening (the median of three reopens, each side collecting first), against plain lookups of the same keys; then the rate at 10M against the store's own at 1M, and the
- *    reopen at 10M (Tree.open to the first answered get).
+ *    reopening (the median of three reopens, each side collecting first), against plain lookups of the same keys;
+ *    then the rate at 10M against the store's own at 1M, and the reopen at 10M (Tree.open to the first answered get).
  * 2. At 10M keys, before any change (bench/scale-snapshot.ts): `iavlite info` and `iavlite verify`, export, import
  *    of that export, and the writer's rate while a second process exports.
  * 3. Churn at 10M keys, on from there (bench/scale-churn.ts): 1,000 versions (quick: 60) with keepRecent 100 (quick:

@@ -46,16 +46,16 @@ export function orphansFrom(db: Connection): number {
  * undefined: after the last version a prune went through (a prune that drops snapshots passes 0, to find theirs). One
  * transaction of about `maxNodes` deletes; returns the version to continue after, or undefined when none is left.
  */
-export function pruneBranches(db: Connection, through: number, snapshots: readonly number[], from: number | undefined, maxNodes = 20_000): number | undefined {
+export function pruneBranches(db: Connection, through: number, snapshots: readonly number[], after: number | undefined, maxNodes = 20_000): number | undefined {
   const done = metaNumber(db, "branches_pruned_to") ?? 0;
-  const after = from ?? done;
+  const start = after ?? done;
   const rows = sql(db, "SELECT version, nodes FROM orphaned_branches WHERE version > ? AND version <= ? ORDER BY version LIMIT 256")
     .raw()
-    .all(after, through) as Array<[number, Uint8Array]>;
+    .all(start, through) as Array<[number, Uint8Array]>;
   if (rows.length === 0) return undefined;
   const branches = new BranchReader(db);
   const tables = new Set(sql(db, "SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
-  let last = after;
+  let last = start;
   writeTransaction(db, "pruning branches", () => {
     const doomed: Array<[number, number]> = [];
     for (const [at, packed] of rows) {
