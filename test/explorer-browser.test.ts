@@ -1,5 +1,5 @@
 /**
- * The explorer page of `iavlite serve` in a real headless Chromium (Debian's, driven by playwright-core), against a
+ * The explorer page of `iavlite serve` in a real headless Chromium (the build an npm package ships, driven by playwright-core), against a
  * real `iavlite serve` process on a live multi-store: the stores and app hash shown, keys looked up (typed as text or
  * as hex, the page saying which reading it used, at the latest and an older height) with their proofs verified in the
  * browser by iavlite/verify and their proof bytes shown and copied, a proof or value tampered in flight marked not
@@ -11,20 +11,17 @@
  * sent as they are.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { copyFileSync, cpSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toHex } from "../src/index.js";
 import { tempDir } from "./backends.js";
+import { launchContext } from "./browser.js";
 import { b } from "./helpers.js";
 import { writeDemoChain } from "./fixtures/explorer-demo.js";
-
-const CHROMIUM = "/usr/bin/chromium";
-// This machine's network is closed: Chromium's own background connections would only be refused.
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 const repo = fileURLToPath(new URL("..", import.meta.url));
 
@@ -54,20 +51,9 @@ function serve(args: string[]): Promise<string> {
 
 let browser: Promise<BrowserContext> | undefined;
 
-/**
- * The browser, started on first use with a fresh profile. Each test that needs it fails (never skips) when Chromium is
- * missing.
- */
+/** The browser, started on first use with a fresh profile. */
 function launched(): Promise<BrowserContext> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`the explorer's browser test needs Chromium at ${CHROMIUM}, which is missing: apt-get install -y chromium (.ci/run installs it)`);
-  }
-  browser ??= chromium.launchPersistentContext(tempDir("iavlite-chromium-"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1200, height: 900 },
-  });
+  browser ??= launchContext(tempDir("iavlite-chromium-"), { width: 1200, height: 900 });
   return browser;
 }
 

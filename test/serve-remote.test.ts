@@ -5,16 +5,15 @@
  * bound with room for a full batch of `abci_query` requests with keys at the limit, one byte past it a 413. CORS is
  * also checked where it is enforced, in a headless Chromium: a page of another origin makes cosmjs's request.
  */
-import { existsSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
-import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MultiReader, MultiTree, toHex } from "../src/index.js";
 import { createServer } from "../src/serve/server.js";
 import { bodyLimitFor, MAX_BATCH, parseServeOptions, type ServeOptions } from "../src/serve/serve-options.js";
 import { tempDir } from "./backends.js";
+import { launchBrowser } from "./browser.js";
 import { b, codeOf } from "./helpers.js";
 
 const APP = "https://app.example";
@@ -147,14 +146,12 @@ describe("CORS", () => {
   });
 
   it("lets a page of an allowed origin in a real browser make cosmjs's JSON-RPC request, and no other page", async () => {
-    const CHROMIUM = "/usr/bin/chromium";
-    if (!existsSync(CHROMIUM)) throw new Error(`this test needs Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run installs it)`);
     // The page's own origin: another port than the service's, so every request below is cross-origin.
     const pages = createHttpServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>app</title>"));
     await new Promise<void>((r) => pages.listen(0, "127.0.0.1", r));
     const origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
     const mine = await listen({ corsOrigins: [origin] });
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"] });
+    const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
       await page.goto(`${origin}/`);
