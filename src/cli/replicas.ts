@@ -28,7 +28,7 @@ export function registerReplicate(program: Command): void {
     .command("replicate")
     .description(
       "replicate every SQLite file of the folder with Litestream (each to URL/<its path>), in the foreground until SIGINT or SIGTERM; " +
-        'the writer should run with walCheckpoints "external" (README, "Replicating with Litestream")',
+        'the writer should run with walCheckpoints "external" (docs/replicas.md, "Replicating with Litestream")',
     )
     .argument("<dir>", "store folder, or multi-store folder (its commit marker and every store)")
     .requiredOption("--to <URL>", "where the replicas go: file:///path, a plain path, or s3://bucket/path (credentials as Litestream reads them)")
