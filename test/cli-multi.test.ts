@@ -200,6 +200,25 @@ describe("each command on a multi-store folder", () => {
     expect(absent.stderr).toContain("not found in any store at version 300");
   });
 
+  it("get: exit 1 when no store has the key, with --prove and --json too (the proofs of absence still printed); 0 when one has it", async () => {
+    const cwd = fresh();
+    const cases: Array<[string[], number]> = [
+      [["no-such-key", "--prove"], 1],
+      [["no-such-key", "--prove", "--json"], 1],
+      [["no-such-key", "--json", "--store", "bank"], 1],
+      [[KEY, "--prove", "--store", "bank", "--store", "lockup"], 0],
+    ];
+    const runs = await limited(cases.map(([args]) => () => cli(["get", "data", ...args], cwd)));
+    expect(runs.map((r, i) => [cases[i]![0], r.code])).toEqual(cases);
+    const [text, json] = runs;
+    expect(text!.stdout.match(/non-membership proof verified/g)).toHaveLength(3);
+    expect(text!.stdout.match(/the root is proven under the app hash/g)).toHaveLength(3);
+    expect(text!.stderr).toContain("key no-such-key not found in any store at version 300");
+    const j = JSON.parse(json!.stdout) as { stores: Array<{ name: string; found: boolean; verified: boolean; appVerified: boolean }> };
+    expect(j.stores.map((s) => [s.name, s.found, s.verified, s.appVerified])).toEqual(NAMES.map((n) => [n, false, true, true]));
+    expect(JSON.parse(runs[2]!.stdout)).toMatchObject({ stores: [{ name: "bank", found: false }] });
+  });
+
   it("changes: lines naming their store; a span beyond the latest or the kept versions fails before any output", async () => {
     const cwd = fresh();
     const [json, beyond, pruned, backwards] = await Promise.all([

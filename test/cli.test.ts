@@ -157,13 +157,36 @@ describe("iavlite get", () => {
     expect(proved.code).toBe(0);
     expect(proved.stdout).toMatch(/^proof +[0-9a-f]+$/m);
     expect(proved.stdout).toContain(`membership proof verified against the root of version ${VERSIONS}`);
-    expect(absentProved.code).toBe(0);
+    // Absent is exit 1 with --prove too; the proof of absence is still printed, and verified.
+    expect(absentProved.code).toBe(1);
     expect(absentProved.stdout).toContain("value    (absent)");
     expect(absentProved.stdout).toContain("non-membership proof verified");
+    expect(lines(absentProved.stderr)).toEqual([`iavlite: key no-such-key not found at version ${VERSIONS}`]);
     // Binary key and value: hex in, hex out.
     expect([bin.code, bin.stdout]).toEqual([0, "01020305\n"]);
     const j = JSON.parse(json.stdout) as Record<string, unknown>;
     expect(j).toMatchObject({ version: VERSIONS, root: hashes[VERSIONS], key: k, keyEncoding: "utf8", found: true, value: v, valueEncoding: "utf8", verified: true, proofKind: "membership" });
+  });
+
+  it("exits 1 for an absent key on every path (text, --json, --prove, an older --version), its proof of absence still printed", async () => {
+    // A key of version 2 that version 10 no longer holds: absent at the latest, present at --version 2.
+    const gone = [...model[2]!.keys()].find((key) => !model[VERSIONS]!.has(key))!;
+    const cases: Array<[string[], number]> = [
+      [["no-such-key", "--json"], 1],
+      [["no-such-key", "--prove", "--json"], 1],
+      [[gone], 1],
+      [[gone, "--prove"], 1],
+      [[gone, "--version", "2", "--prove", "--json"], 0],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => cli(["get", store, ...args])));
+    expect(runs.map((r, i) => [cases[i]![0], r.code])).toEqual(cases);
+    // JSON: one value saying so (no error value); with --prove the proof of absence, verified.
+    const [plain, proved] = runs.slice(0, 2).map((r) => JSON.parse(r.stdout) as Record<string, unknown>);
+    for (const j of [plain!, proved!]) expect(j).toMatchObject({ key: "no-such-key", found: false, version: VERSIONS });
+    for (const j of [plain!, proved!]) expect(j).not.toHaveProperty("error");
+    expect(proved).toMatchObject({ proofKind: "non-membership", verified: true, proof: expect.stringMatching(/^[0-9a-f]+$/) });
+    expect(runs[3]!.stdout).toContain("non-membership proof verified");
+    expect(lines(runs[3]!.stderr)).toEqual([`iavlite: key ${gone} not found at version ${VERSIONS}`]);
   });
 });
 

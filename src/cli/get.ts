@@ -23,8 +23,9 @@ export function registerGet(program: Command): void {
   program
     .command("get")
     .description(
-      "print the value of a key (exit status 1 when absent; with --prove, 1 when a proof does not verify). On a multi-store " +
-        "folder: the key in every store (or those --store names), one line per store, exit status 1 when no store has it",
+      "print the value of a key (exit status 1 when absent, with --prove too, which still prints the proof of absence; " +
+        "with --prove, also 1 when a proof does not verify). On a multi-store folder: the key in every store (or those " +
+        "--store names), one line per store, exit status 1 when no store has it",
     )
     .argument("<dir>", "store folder, or multi-store folder")
     .argument("<key>", "the key (UTF-8, or hex with --hex)")
@@ -55,6 +56,8 @@ async function get(dir: string, keyText: string, opts: GetOptions, cmd: Command)
     const mode = bytesMode(g);
     if (g.json) outJson(answerJson(a, mode));
     else printAnswer(a, mode);
+    // Why the exit status is 1 (without --prove, printAnswer said so already).
+    if (!g.json && a.proof !== undefined && a.value === undefined) note(`key ${bytesText(key, mode)} not found at version ${version}`);
     return statusOf(a);
   });
 }
@@ -88,11 +91,11 @@ function getInFolder(folder: Folder, key: Uint8Array, opts: GetOptions, g: Globa
     } else {
       const width = Math.max(...answers.map(({ name }) => name.length));
       for (const { name, a } of answers) out(`${name.padEnd(width)}  ${a.value === undefined ? "(absent)" : bytesText(a.value, mode)}`);
-      if (answers.every(({ a }) => a.value === undefined)) note(`key ${bytesText(key, mode)} not found in ${folder.narrowed ? "the stores named" : "any store"} at version ${version}`);
     }
-    // With --prove every proof must verify; without, the key must be somewhere.
-    if (opts.prove === true) return answers.every(({ a }) => statusOf(a) === 0) ? 0 : 1;
-    return answers.some(({ a }) => a.value !== undefined) ? 0 : 1;
+    const found = answers.some(({ a }) => a.value !== undefined);
+    if (!found && !g.json) note(`key ${bytesText(key, mode)} not found in ${folder.narrowed ? "the stores named" : "any store"} at version ${version}`);
+    // The key must be in some store, and with --prove every proof (of presence or absence) must verify.
+    return found && answers.every(({ a }) => proofHolds(a)) ? 0 : 1;
   });
 }
 
@@ -113,10 +116,17 @@ function kind(a: Answer): string {
   return a.value === undefined ? "non-membership" : "membership";
 }
 
-/** With --prove the task is the proof: an absent key whose non-membership verified is a success. */
+/** True unless a proof asked for (of the key, or of the store's root under the app hash) does not verify. */
+function proofHolds(a: Answer): boolean {
+  return (a.proof === undefined || a.proof.verified) && (a.app === undefined || a.app.verified);
+}
+
+/**
+ * 1 when the key is absent, with --prove as without (README and --help: an absent key is exit status 1; the proof of
+ * its absence is still printed), or when a proof does not verify.
+ */
 function statusOf(a: Answer): number {
-  if (a.proof !== undefined) return a.proof.verified && (a.app === undefined || a.app.verified) ? 0 : 1;
-  return a.value === undefined ? 1 : 0;
+  return a.value !== undefined && proofHolds(a) ? 0 : 1;
 }
 
 function answerJson(a: Answer, mode: BytesMode): object {
