@@ -268,6 +268,152 @@ describe("errors", () => {
   });
 });
 
+describe("request-validation errors", () => {
+  /** What a validator says and a person would not: none of it may reach a client. */
+  const JARGON = [/must match pattern/i, /NOT have (more|fewer) than/, /querystring/i, /\bbody\//, /\bparams\//, /required property/, /allowed values/, /must be (string|integer|number|boolean|object|array)\b/, /\^\[/];
+
+  /** A request that gets one parameter wrong, and that parameter. */
+  interface Bad {
+    param: string;
+    url: string;
+    /** A JSON-RPC body POSTed to `url`. */
+    rpc?: unknown;
+  }
+
+  const k = hexOf(keyAt(1));
+  // One byte over the 65536 a key may have (the hex check says so), and past the length the schema allows.
+  const over = "ab".repeat(65_537);
+  const long = "ab".repeat(65_538);
+  const huge = "ab".repeat(2 * 65_536 + 1);
+  const heights = ["abc", "0", "-1", "1.5", "99999999999999999", "9007199254740992"];
+  const rpc = (params: unknown): unknown => ({ jsonrpc: "2.0", id: 1, method: "abci_query", params });
+  /** Every route that takes parameters, each parameter wrong in each way it can be (missing, malformed, given twice). */
+  const routes: Record<string, Bad[]> = {
+    "/v1/query": [
+      { param: "key", url: "/v1/query?store=bank" },
+      ...["zz", "abc", "", over, long].map((v) => ({ param: "key", url: `/v1/query?store=bank&key=${v}` })),
+      { param: "key", url: `/v1/query?store=bank&key=${k}&key=${k}` },
+      { param: "store", url: `/v1/query?key=${k}` },
+      { param: "store", url: `/v1/query?store=bank&store=lockup&key=${k}` },
+      ...heights.map((h) => ({ param: "height", url: `/v1/query?store=bank&key=${k}&height=${h}` })),
+      { param: "height", url: `/v1/query?store=bank&key=${k}&height=2&height=3` },
+      { param: "prove", url: `/v1/query?store=bank&key=${k}&prove=yes` },
+      { param: "prove", url: `/v1/query?store=bank&key=${k}&prove=true&prove=false` },
+    ],
+    "/v1/range": [
+      { param: "store", url: "/v1/range" },
+      ...["xy", "abc", over, long].flatMap((v) => ["start", "end"].map((param) => ({ param, url: `/v1/range?store=bank&${param}=${v}` }))),
+      ...heights.map((h) => ({ param: "height", url: `/v1/range?store=bank&height=${h}` })),
+      ...["ten", "0", "1001", "-5", "1234567890"].map((v) => ({ param: "limit", url: `/v1/range?store=bank&limit=${v}` })),
+      { param: "limit", url: "/v1/range?store=bank&limit=1&limit=2" },
+      { param: "reverse", url: "/v1/range?store=bank&reverse=1" },
+    ],
+    "/v1/history": [
+      { param: "key", url: "/v1/history?store=bank" },
+      ...["zz", "", over, long].map((v) => ({ param: "key", url: `/v1/history?store=bank&key=${v}` })),
+      ...heights.flatMap((h) => ["from", "to"].map((param) => ({ param, url: `/v1/history?store=bank&key=${k}&${param}=${h}` }))),
+      ...["ten", "0", "1001"].map((v) => ({ param: "limit", url: `/v1/history?store=bank&key=${k}&limit=${v}` })),
+      { param: "reverse", url: `/v1/history?store=bank&key=${k}&reverse=no` },
+    ],
+    "/v1/changes": [
+      { param: "from", url: "/v1/changes?store=bank&to=6" },
+      { param: "to", url: "/v1/changes?store=bank&from=6" },
+      ...heights.flatMap((h) => [
+        { param: "from", url: `/v1/changes?store=bank&from=${h}&to=6` },
+        { param: "to", url: `/v1/changes?store=bank&from=6&to=${h}` },
+      ]),
+      { param: "to", url: "/v1/changes?store=bank&from=7&to=6" },
+      { param: "store", url: "/v1/changes?from=6&to=7" },
+    ],
+    "/v1/ops": [
+      { param: "from", url: "/v1/ops?store=bank" },
+      ...heights.map((h) => ({ param: "from", url: `/v1/ops?store=bank&from=${h}` })),
+      ...heights.map((h) => ({ param: "to", url: `/v1/ops?store=bank&from=6&to=${h}` })),
+      { param: "to", url: "/v1/ops?store=bank&from=7&to=6" },
+      ...["soon", "-1", "1.5"].map((v) => ({ param: "wait", url: `/v1/ops?store=bank&from=6&wait=${v}` })),
+      { param: "store", url: "/v1/ops?from=6" },
+    ],
+    "/v1/snapshot": [
+      ...heights.map((h) => ({ param: "height", url: `/v1/snapshot?store=bank&height=${h}` })),
+      { param: "store", url: "/v1/snapshot?store=bank&store=bank" },
+      { param: "store", url: "/v1/snapshot" },
+    ],
+    "/abci_query": [
+      { param: "data", url: `/abci_query?path="/store/bank/key"&data=0xzz` },
+      { param: "data", url: `/abci_query?path="/store/bank/key"&data=0x${huge}` },
+      { param: "data", url: `/abci_query?path="/store/bank/key"&data=0x${k}&data=0x${k}` },
+      { param: "path", url: `/abci_query?path="/store/bank/key"&path="/store/lockup/key"&data=0x${k}` },
+      ...["x", "-1", "1.5", "99999999999999999"].map((h) => ({ param: "height", url: `/abci_query?path="/store/bank/key"&data=0x${k}&height=${h}` })),
+      { param: "height", url: `/abci_query?path="/store/bank/key"&data=0x${k}&height=5&height=6` },
+      { param: "prove", url: `/abci_query?path="/store/bank/key"&data=0x${k}&prove=maybe` },
+      { param: "prove", url: `/abci_query?path="/store/bank/key"&data=0x${k}&prove=true&prove=true` },
+    ],
+    // JSON-RPC: params by name and by position.
+    "/": [
+      { param: "path", url: "/", rpc: rpc({ path: 5, data: k }) },
+      { param: "data", url: "/", rpc: rpc({ path: "/store/bank/key", data: 5 }) },
+      { param: "data", url: "/", rpc: rpc({ path: "/store/bank/key", data: "zz" }) },
+      { param: "data", url: "/", rpc: rpc({ path: "/store/bank/key", data: huge }) },
+      ...["x", -1, 1.5, "99999999999999999", true].map((height) => ({ param: "height", url: "/", rpc: rpc({ path: "/store/bank/key", data: k, height }) })),
+      { param: "prove", url: "/", rpc: rpc({ path: "/store/bank/key", data: k, prove: "yes" }) },
+      { param: "prove", url: "/", rpc: rpc(["/store/bank/key", k, "5", "yes"]) },
+      { param: "params", url: "/", rpc: rpc(["/store/bank/key", k, "5", true, 5]) },
+      { param: "params", url: "/", rpc: rpc("path") },
+    ],
+  };
+  /** Routes that take no parameter (any given is ignored). */
+  const PARAMETERLESS = ["/v1/status", "/status", "/health", "/abci_info", "/metrics", "/explorer/:file", "/explorer/verify/:file", "/explorer/noble/:file"];
+
+  it("covers every route of the service: each takes no parameter or is walked below", () => {
+    // printRoutes draws the routes as a tree, four characters of indentation a level, each node the part of the path
+    // after its parent's; a node with methods is a route.
+    const stack: string[] = [];
+    const paths: string[] = [];
+    for (const line of app.printRoutes({ commonPrefix: false }).split("\n")) {
+      const m = /^([│ ]*)[├└]── (\S+)( \(.*\))?$/.exec(line);
+      if (m === null) continue;
+      stack.length = m[1]!.length / 4;
+      stack.push(m[2]!);
+      if (m[3] !== undefined) paths.push(stack.join(""));
+    }
+    expect(paths.sort()).toEqual([...Object.keys(routes), ...PARAMETERLESS].sort());
+  });
+
+  it("answer each bad parameter in a plain sentence naming it, never in the validator's words", async () => {
+    const answers: Array<{ route: string; param: string; url: string; status: number; message: string }> = [];
+    for (const [route, bad] of Object.entries(routes)) {
+      for (const { param, url, rpc: body } of bad) {
+        const r = await app.inject(body === undefined ? { method: "GET", url } : { method: "POST", url, payload: JSON.stringify(body), headers: { "content-type": "application/json" } });
+        const json = r.json<{ error?: { message: string; data?: string }; result?: { response: { log: string; code: number } } }>();
+        // v1: the error's message; JSON-RPC: the error's data (its message is the standard "Invalid params"), or the
+        // log of an abci_query the SDK refuses (a key over the limit).
+        const message = json.error?.data ?? json.error?.message ?? (json.result?.response.code !== 0 ? json.result?.response.log : undefined) ?? `(no error: ${r.body.slice(0, 100)})`;
+        answers.push({ route, param, url, status: r.statusCode, message });
+      }
+    }
+    for (const a of answers) {
+      const where = `${a.url.slice(0, 80)}: ${a.message}`;
+      expect(a.status, where).toBeGreaterThanOrEqual(a.route === "/" ? 200 : 400);
+      expect(a.status, where).toBeLessThan(500);
+      for (const j of JARGON) expect(a.message, where).not.toMatch(j);
+      expect(a.message, where).toMatch(new RegExp(`(^|[^a-z])${a.param}([^a-z]|$)`));
+      // A sentence of some substance: more than the parameter's name.
+      expect(a.message.length, where).toBeGreaterThan(a.param.length + 12);
+    }
+    // The words for what a parameter allows, as the schema's description gives them.
+    const message = (url: string): string | undefined => answers.find((a) => a.url === url)?.message;
+    expect(message(`/v1/query?store=bank&key=${k}&height=abc`)).toBe(`height must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, got "abc"`);
+    expect(message(`/v1/query?store=bank&key=${k}&height=0`)).toBe(`height must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, got "0"`);
+    expect(message("/v1/query?store=bank")).toBe("key is required: hex of 1 to 65536 bytes (digits 0-9 a-f, two a byte)");
+    expect(message(`/v1/query?store=bank&key=${long}`)).toMatch(/^key must be hex of 1 to 65536 bytes .*, got "abab.*" \(131076 characters\)$/);
+    expect(message(`/v1/query?store=bank&key=${over}`)).toBe("key is 65537 bytes, more than the 65536 allowed");
+    expect(message(`/v1/query?store=bank&key=${k}&prove=yes`)).toBe('prove must be true or false, got "yes"');
+    expect(message(`/v1/query?store=bank&key=${k}&height=2&height=3`)).toBe("height was given more than once");
+    expect(message("/v1/range?store=bank&limit=ten")).toBe('limit must be a whole number from 1 to 1000, got "ten"');
+    expect(message("/v1/range?store=bank&limit=1001")).toBe("limit must be a whole number from 1 to 1000, got 1001");
+  });
+});
+
 describe("CometBFT RPC", () => {
   interface AbciResponse {
     code: number;

@@ -89,7 +89,7 @@ export async function cometRoutes(app: FastifyInstance, o: CometOptions): Promis
     if (!f.reader.names.includes(store)) return failed(SDK.unknownRequest, `no such store: ${store}`);
     if (sub !== "key") return failed(SDK.unknownRequest, `unexpected query path: /${sub} (iavlite answers /store/<name>/key)`);
     if (q.data.length === 0) return failed(SDK.txDecode, "query cannot be zero length");
-    if (q.data.length > limits.maxKeyBytes) return failed(SDK.invalidRequest, `the key is ${q.data.length} bytes, more than the ${limits.maxKeyBytes} allowed`);
+    if (q.data.length > limits.maxKeyBytes) return failed(SDK.invalidRequest, tooLong(q.data.length, limits));
     let a;
     try {
       a = queryKey(f, store, q.data, q.height === 0 ? undefined : q.height, q.prove);
@@ -229,7 +229,7 @@ function rpcError(id: Id, e: unknown): object {
 function namedParams(params: unknown, args: readonly string[]): Record<string, unknown> {
   if (params === undefined || params === null) return {};
   if (Array.isArray(params)) {
-    if (params.length > args.length) throw invalidParams(`expected at most ${args.length} parameters (${args.join(", ")}), got ${params.length}`);
+    if (params.length > args.length) throw invalidParams(`params must hold at most ${args.length} values (${args.join(", ")}), got ${params.length}`);
     return Object.fromEntries(params.map((p, i) => [args[i]!, p]));
   }
   if (typeof params === "object") return params as Record<string, unknown>;
@@ -267,9 +267,17 @@ function uriQuery(p: Record<string, unknown>, limits: Limits): AbciQuery {
   return { path: unquote(one("path") ?? ""), data, height: heightParam(height === undefined ? undefined : unquote(height)), prove: prove === "true" };
 }
 
+/** The words that refuse a key (`data`) of `bytes` bytes, more than a key may have. */
+function tooLong(bytes: number, limits: Limits): string {
+  return `data (the key) is ${bytes} bytes, more than the ${limits.maxKeyBytes} a key may have`;
+}
+
 function hexParam(text: string, limits: Limits): Uint8Array {
+  // Up to twice the key limit, a longer key is refused by abci_query itself with the SDK's code, not as malformed;
+  // past that it is not decoded, but refused in the same words.
+  const digits = text.length - (/^0x/i.test(text) ? 2 : 0);
+  if (digits > 4 * limits.maxKeyBytes) throw invalidParams(tooLong(Math.ceil(digits / 2), limits));
   try {
-    // Twice the key limit: a longer key is refused by abci_query itself with the SDK's code, not as malformed.
     return parseHex(text, "data", 2 * limits.maxKeyBytes);
   } catch (e) {
     if (e instanceof IavlError) throw invalidParams(e.message);
@@ -281,6 +289,6 @@ function hexParam(text: string, limits: Limits): Uint8Array {
 function heightParam(h: unknown): number {
   if (h === undefined || h === null || h === "") return 0;
   const n = decimalHeight(h);
-  if (Number.isNaN(n)) throw invalidParams(`height must be a non-negative integer, got ${JSON.stringify(h).slice(0, 24)}`);
+  if (Number.isNaN(n)) throw invalidParams(`height must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER} (0 for the latest), got ${JSON.stringify(h).slice(0, 24)}`);
   return n;
 }

@@ -85,6 +85,50 @@ export function clientError(e: unknown, maxHeaderBytes: number, timeoutMs: numbe
   }
 }
 
+/** A failure of a route's schema as the validator reports it; with ajv's `verbose`, also the schema and value that failed. */
+interface SchemaFailure {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  parentSchema?: unknown;
+  data?: unknown;
+}
+
+/** The `description` of a parameter's schema (queries.ts), if it has one. */
+function described(schema: unknown): string | undefined {
+  const d = (schema as { description?: unknown } | null | undefined)?.description;
+  return typeof d === "string" ? d : undefined;
+}
+
+/** A value a client sent, quoted and cut short (it may be long). */
+function shown(v: unknown): string {
+  if (typeof v !== "string") return String(JSON.stringify(v)).slice(0, 40);
+  return v.length > 24 ? `"${v.slice(0, 24)}…" (${v.length} characters)` : `"${v}"`;
+}
+
+/**
+ * fastify's `schemaErrorFormatter`: a request that failed its route's schema, as one plain sentence naming the
+ * parameter and what it allows (its schema's `description`), such as `height must be a whole number from 1 to …,
+ * got "abc"`, not the validator's `querystring/height must match pattern "^[0-9]{1,16}$"`. fastify marks the error
+ * as a validation error, so it answers 400 INVALID_ARGUMENT ({@link httpError}).
+ */
+export function validationError(errors: readonly SchemaFailure[], dataVar: string): Error {
+  const e = errors[0];
+  if (e === undefined) return new Error(`the request's ${dataVar} is malformed`);
+  if (e.keyword === "required") {
+    const name = String(e.params["missingProperty"]);
+    const properties = (e.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+    const what = described(properties?.[name]);
+    return new Error(`${name} is required${what === undefined ? "" : `: ${what}`}`);
+  }
+  const name = e.instancePath.slice(1).replaceAll("~1", "/").replaceAll("~0", "~");
+  if (name === "") return new Error(`the request's ${dataVar} is malformed`);
+  // A query-string parameter given twice arrives as an array.
+  if (e.keyword === "type" && Array.isArray(e.data)) return new Error(`${name} was given more than once`);
+  const what = described(e.parentSchema);
+  return new Error(what === undefined ? `${name} is malformed, got ${shown(e.data)}` : `${name} must be ${what}, got ${shown(e.data)}`);
+}
+
 /** The status, code and message that answer `e`. */
 export function httpError(e: unknown): { status: number; body: ErrorBody } {
   if (e instanceof ApiError) return { status: e.status, body: body(e.code, e.message) };

@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./below-routes.js";
 import { Cors } from "./cors.js";
 import { DrainingServer } from "./draining-server.js";
-import { ApiError, httpError } from "./errors.js";
+import { ApiError, httpError, validationError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
 import { RouteMethods } from "./route-methods.js";
 import { bodyLimitFor, MAX_BATCH, maxHeaderBytesFor, type ResolvedServeOptions } from "./serve-options.js";
@@ -40,6 +40,9 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
     forceCloseConnections: "idle",
     bodyLimit,
     return503OnClosing: true,
+    // A request that fails its route's schema is answered in words (errors.ts), from the schema and value that failed.
+    ajv: { customOptions: { verbose: true } },
+    schemaErrorFormatter: validationError,
   });
   app.setErrorHandler((e, req, reply) => {
     // Time ran out with the body still arriving: a client that stalls, not a fault of the server.
@@ -55,7 +58,10 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
   });
   // Every route, as registered (plugins inherit the hook): what 405 and OPTIONS answer from.
   const routes = new RouteMethods();
-  app.addHook("onRoute", (r) => routes.add(r.method, r.url));
+  app.addHook("onRoute", (r) => {
+    routes.add(r.method, r.url);
+    describedParams(r.url, r.schema?.querystring);
+  });
   // Before the body is read: a known path under another method is a 405 whatever its body, and OPTIONS (a CORS
   // preflight) is 204 with `Allow`; an unknown path goes on to the not-found handler. Callbacks, not async hooks:
   // they run for every request or answer, and need no promise.
@@ -78,6 +84,17 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
     reply.code(404).send({ error: { code: "NOT_FOUND", message: `no route ${req.method} ${req.url.split("?")[0]!.slice(0, 200)}` } }),
   );
   return app;
+}
+
+/**
+ * Refuses a route whose query-string parameters do not all say in words what they allow (queries.ts): a request
+ * failing its check is answered with those words, and without them the answer would not say what to send.
+ */
+function describedParams(url: string, schema: unknown): void {
+  const properties = (schema as { properties?: Record<string, { description?: unknown }> } | undefined)?.properties ?? {};
+  for (const [name, p] of Object.entries(properties)) {
+    if (typeof p.description !== "string") throw new Error(`route ${url}: query parameter ${name} has no description`);
+  }
 }
 
 /** The answer to a body over `limit`: the bound, and what it makes room for. */

@@ -1,7 +1,8 @@
 /**
  * The answers themselves, shared by the v1 API and the CometBFT RPC: a key at a version with its two proofs, and a
  * page of a range. Each answer reads one whole version: every read is checked by the store (a version pruned or
- * rolled back meanwhile throws `VERSION_PRUNED` / `VERSION_ROLLED_BACK`), and the version is chosen once, first.
+ * rolled back meanwhile throws `VERSION_PRUNED` / `VERSION_ROLLED_BACK`), and the version is chosen once, first. And
+ * the v1 routes' query-string parameters, each a JSON schema that says in words what it allows.
  * @module
  */
 import { equalBytes } from "../base/bytes.js";
@@ -10,6 +11,56 @@ import { ApiError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 import type { KeyHistory } from "../tree/store-contract.js";
+
+// The query-string parameters of the v1 routes, each a JSON schema whose `description` says in words what it allows:
+// the route's schema checks the parameter, and a request that fails the check is answered with that description
+// (errors.ts's validationError), never with the validator's text. The checks made past the schema (a height of 0, a
+// page larger than the service allows) say the same words.
+
+/** The largest height (or version) a request may name: the largest integer a JSON number holds exactly. */
+const MAX_HEIGHT = Number.MAX_SAFE_INTEGER;
+
+/** What a height parameter allows, in words. */
+const HEIGHT_RULE = `a whole number from 1 to ${MAX_HEIGHT}`;
+
+/** What a page's `limit` allows, in words, when the service allows `max` pairs or entries a page. */
+function limitRule(max: number): string {
+  return `a whole number from 1 to ${max}`;
+}
+
+/** A version: decimal digits, at most 16 ({@link parseHeight} refuses 0 and what is past MAX_HEIGHT, in the same words). */
+export const heightParam = { type: "string", pattern: "^[0-9]{1,16}$", description: HEIGHT_RULE } as const;
+
+/** `true` or `false`. */
+export const boolParam = { type: "string", enum: ["true", "false"], description: "true or false" } as const;
+
+/** The store's name: required on a multi-store folder ({@link pickStore} says so, with the names). */
+export const storeParam = { type: "string", description: "the name of one store" } as const;
+
+/** A page's size, at most `max` ({@link checkLimit} refuses 0 and more than `max`, in the same words). */
+export function limitParam(max: number): { type: "string"; pattern: string; description: string } {
+  return { type: "string", pattern: "^[0-9]{1,9}$", description: limitRule(max) };
+}
+
+/** A key, hex: at most `maxKeyBytes` bytes (two digits each, and an optional `0x`; hex.ts's parseHex checks the digits). */
+export function keyParam(maxKeyBytes: number): { type: "string"; maxLength: number; description: string } {
+  return { type: "string", maxLength: 2 * maxKeyBytes + 2, description: `hex of 1 to ${maxKeyBytes} bytes (digits 0-9 a-f, two a byte)` };
+}
+
+/** A bound of a range, hex: at most `maxKeyBytes` bytes; empty for none. */
+export function boundParam(maxKeyBytes: number): { type: "string"; maxLength: number; description: string } {
+  return { type: "string", maxLength: 2 * maxKeyBytes + 2, description: `hex of at most ${maxKeyBytes} bytes (digits 0-9 a-f, two a byte; empty for no bound)` };
+}
+
+/** How long a replica's request may wait for a version, ms (longer waits are cut to `maxWaitMs`). */
+export function waitParam(maxWaitMs: number): { type: "string"; pattern: string; description: string } {
+  return { type: "string", pattern: "^[0-9]{1,16}$", description: `a whole number of milliseconds (at most ${maxWaitMs} are waited)` };
+}
+
+/** A query string's schema: its parameters (each with its description) and those it requires. */
+export function querystring<P extends Record<string, { description: string }>>(properties: P, required: ReadonlyArray<keyof P & string> = []): object {
+  return { type: "object", properties, required };
+}
 
 /** A height given as decimal digits (or a number, as JSON-RPC may send it); NaN when it is not a safe integer ≥ 0. */
 export function decimalHeight(h: unknown): number {
@@ -104,7 +155,7 @@ export interface RangePage {
 /** Throws `INVALID_ARGUMENT` unless `limit` is a page size the service allows. */
 function checkLimit(limit: number, limits: Limits): void {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > limits.maxRangeLimit) {
-    throw new IavlError("INVALID_ARGUMENT", `limit must be an integer in 1..${limits.maxRangeLimit}, got ${limit}`);
+    throw new IavlError("INVALID_ARGUMENT", `limit must be ${limitRule(limits.maxRangeLimit)}, got ${limit}`);
   }
 }
 
@@ -159,6 +210,6 @@ export function queryHistory(f: Follower, store: string, r: HistoryRequest, limi
 export function parseHeight(text: string | undefined, what = "height"): number | undefined {
   if (text === undefined) return undefined;
   const n = decimalHeight(text);
-  if (!(n >= 1)) throw new IavlError("INVALID_ARGUMENT", `${what} must be a positive integer, got "${text.slice(0, 24)}"`);
+  if (!(n >= 1)) throw new IavlError("INVALID_ARGUMENT", `${what} must be ${HEIGHT_RULE}, got "${text.slice(0, 24)}"`);
   return n;
 }

@@ -14,7 +14,7 @@ import { encodeItems } from "../sync/wire.js";
 import { errorSchema, httpError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { toHex } from "./hex.js";
-import { parseHeight, pickStore } from "./queries.js";
+import { heightParam, parseHeight, pickStore, querystring, storeParam, waitParam } from "./queries.js";
 
 /** What the replication routes need. */
 export interface ReplicationOptions {
@@ -38,7 +38,6 @@ const AHEAD_BYTES = 8 << 20;
  */
 const STREAM_TIMEOUT_MS = 2 ** 31 - 1;
 
-const heightParam = { type: "string", pattern: "^[0-9]{1,16}$" } as const;
 const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
 
 /** Registers `/ops` and `/snapshot` on `app` (registered by the v1 routes, under their prefix). */
@@ -49,7 +48,7 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
   app.get<{ Querystring: { store?: string; from: string; to?: string; wait?: string } }>("/ops", {
     handlerTimeout: STREAM_TIMEOUT_MS,
     schema: {
-      querystring: { type: "object", properties: { store: { type: "string" }, from: heightParam, to: heightParam, wait: heightParam }, required: ["from"] },
+      querystring: querystring({ store: storeParam, from: heightParam, to: heightParam, wait: waitParam(o.maxWaitMs) }, ["from"]),
       response: errors,
     },
   }, async (req, reply) => {
@@ -75,7 +74,7 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
   app.get<{ Querystring: { store?: string; height?: string } }>("/snapshot", {
     handlerTimeout: STREAM_TIMEOUT_MS,
     schema: {
-      querystring: { type: "object", properties: { store: { type: "string" }, height: heightParam } },
+      querystring: querystring({ store: storeParam, height: heightParam }),
       response: errors,
     },
   }, async (req, reply) => {

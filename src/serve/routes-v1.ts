@@ -2,7 +2,9 @@
  * The v1 HTTP API (a fastify plugin under `/v1`): `GET /v1/status`, `GET /v1/query`, `GET /v1/range`,
  * `GET /v1/history`, and the NDJSON
  * stream `GET /v1/changes` (changes.ts). Bytes are lowercase hex without `0x`; each route's JSON schema validates its
- * query string and serializes its answer, except the pages of `/range` and `/history`, written as bytes (json-bytes.ts).
+ * query string (its parameters' schemas, in queries.ts, say in words what each allows, and a request that fails is
+ * answered in those words) and serializes its answer, except the pages of `/range` and `/history`, written as bytes
+ * (json-bytes.ts).
  * Errors answer `{ "error": { "code", "message" } }` (errors.ts).
  * @module
  */
@@ -13,7 +15,7 @@ import { errorSchema } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { hexOrNull, parseHex, toHex } from "./hex.js";
 import { jsonBytes, type JsonPiece } from "./json-bytes.js";
-import { parseHeight, pickStore, queryHistory, queryKey, queryRange, type KeyAnswer, type Limits, type RangePage } from "./queries.js";
+import { boolParam, boundParam, heightParam, keyParam, limitParam, parseHeight, pickStore, queryHistory, queryKey, queryRange, querystring, storeParam, type KeyAnswer, type Limits, type RangePage } from "./queries.js";
 import { replicationRoutes } from "./replication.js";
 import type { KeyHistory } from "../tree/store-contract.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
@@ -28,9 +30,6 @@ export interface V1Options {
 
 const hex = { type: "string" } as const;
 const hexOrNullSchema = { type: ["string", "null"] } as const;
-const heightParam = { type: "string", pattern: "^[0-9]{1,16}$" } as const;
-const limitParam = { type: "string", pattern: "^[0-9]{1,9}$" } as const;
-const boolParam = { type: "string", enum: ["true", "false"] } as const;
 const errors = { "4xx": errorSchema, "5xx": errorSchema } as const;
 
 /** A page's size from the query string (checked against the service's limits later); 100 when absent. */
@@ -83,7 +82,9 @@ function proofHex(p: CommitmentProof | null): string | null {
 export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void> {
   const { follower: f, limits } = o;
   await app.register(replicationRoutes, { follower: f, maxSpan: limits.maxChangesSpan, maxWaitMs: o.maxWaitMs });
-  const keyParam = { type: "string", maxLength: 2 * limits.maxKeyBytes + 2 } as const;
+  const keySchema = keyParam(limits.maxKeyBytes);
+  const boundSchema = boundParam(limits.maxKeyBytes);
+  const limitSchema = limitParam(limits.maxRangeLimit);
 
   app.get("/status", {
     schema: {
@@ -121,11 +122,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
 
   app.get<{ Querystring: { store?: string; key: string; height?: string; prove?: string } }>("/query", {
     schema: {
-      querystring: {
-        type: "object",
-        properties: { store: { type: "string" }, key: keyParam, height: heightParam, prove: boolParam },
-        required: ["key"],
-      },
+      querystring: querystring({ store: storeParam, key: keySchema, height: heightParam, prove: boolParam }, ["key"]),
       response: {
         200: {
           type: "object",
@@ -152,17 +149,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
 
   app.get<{ Querystring: { store?: string; start?: string; end?: string; height?: string; limit?: string; reverse?: string } }>("/range", {
     schema: {
-      querystring: {
-        type: "object",
-        properties: {
-          store: { type: "string" },
-          start: keyParam,
-          end: keyParam,
-          height: heightParam,
-          limit: limitParam,
-          reverse: boolParam,
-        },
-      },
+      querystring: querystring({ store: storeParam, start: boundSchema, end: boundSchema, height: heightParam, limit: limitSchema, reverse: boolParam }),
       response: {
         200: {
           type: "object",
@@ -195,18 +182,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
   // Paged like /range: `next` is the `to` of the next page (its `from` when reversing); each entry proves with /query.
   app.get<{ Querystring: { store?: string; key: string; from?: string; to?: string; limit?: string; reverse?: string } }>("/history", {
     schema: {
-      querystring: {
-        type: "object",
-        properties: {
-          store: { type: "string" },
-          key: keyParam,
-          from: heightParam,
-          to: heightParam,
-          limit: limitParam,
-          reverse: boolParam,
-        },
-        required: ["key"],
-      },
+      querystring: querystring({ store: storeParam, key: keySchema, from: heightParam, to: heightParam, limit: limitSchema, reverse: boolParam }, ["key"]),
       response: {
         200: {
           type: "object",
@@ -239,7 +215,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
   // NDJSON, streamed as the client reads; no response schema for the 200 (it is not one JSON value).
   app.get<{ Querystring: { store?: string; from: string; to: string } }>("/changes", {
     schema: {
-      querystring: { type: "object", properties: { store: { type: "string" }, from: heightParam, to: heightParam }, required: ["from", "to"] },
+      querystring: querystring({ store: storeParam, from: heightParam, to: heightParam }, ["from", "to"]),
       response: errors,
     },
   }, async (req, reply) => {
