@@ -128,10 +128,11 @@ async function replicateExample(line: string, cwd: string, bin: string): Promise
   const done = collect(child);
   let seen = "";
   const shipped = new Promise<void>((resolve, reject) => {
-    // Litestream logs each file's first snapshot, then its first WAL segment: the marker and the three stores.
+    // Litestream logs each file's first snapshot (replicate counts the WAL segments after it): the marker and the
+    // three stores.
     const look = (b: Buffer): void => {
       seen += b.toString();
-      if ((seen.match(/wal segment written/g) ?? []).length >= 4) resolve();
+      if ((seen.match(/snapshot written/g) ?? []).length >= 4) resolve();
     };
     child.stdout!.on("data", look);
     child.stderr!.on("data", look);

@@ -7,6 +7,7 @@
  * and an older version (`--version`), each opening whole with the writer's hash for its version.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -166,6 +167,62 @@ describe.each([{ kind: "plain" }, { kind: "multi" }])("Litestream replica of a $
   }, 90_000);
 });
 
+/** The WAL segments Litestream shipped into the local replica folder `root`: one file each. */
+function walSegments(root: string): number {
+  return readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".wal.lz4")).length;
+}
+
+/** The `msg` of each line of Litestream's log in `out`. */
+function messages(out: string): string[] {
+  return out
+    .split("\n")
+    .map((l) => /(?:^| )msg=("(?:[^"\\]|\\.)*"|\S+)/.exec(l)?.[1])
+    .filter((m) => m !== undefined)
+    .map((m) => (m.startsWith('"') ? (JSON.parse(m) as string) : m));
+}
+
+describe("what replicate prints", () => {
+  it("Litestream's state lines as they come and a count of the WAL segments shipped, not two lines per segment; --verbose prints them all", async () => {
+    const base = tempDir("iavlite-litestream-log-");
+    const dir = join(base, "data");
+    const writer = new Child([writerScript, dir, "plain"]);
+    let quiet: Child | undefined;
+    let verbose: Child | undefined;
+    try {
+      await writer.until(() => writer.out.includes("opened"), 60_000, "the writer to open");
+      quiet = new Child([main, "replicate", dir, "--to", join(base, "quiet"), "--sync-interval", "100ms", "--progress", "200ms"]);
+      // Two counts: segments shipped in two intervals, of the versions the writer went on committing.
+      await quiet.until(() => (quiet!.stdout.match(/msg="wal segments written"/g) ?? []).length >= 2, 60_000, "two counts of WAL segments");
+      // Its exit status is not checked: Litestream stopped beside a live writer may fail its last checkpoint
+      // ("error closing db … context canceled", exit status 1), a line that is passed on as it came.
+      await quiet.stop("SIGTERM");
+      // One Litestream at a time on a database: the verbose one after the first stopped.
+      verbose = new Child([main, "replicate", dir, "--to", join(base, "verbose"), "--sync-interval", "100ms", "--verbose"]);
+      await verbose.until(() => (verbose!.stdout.match(/msg="wal segment written"/g) ?? []).length >= 3, 60_000, "three WAL segments");
+      await verbose.stop("SIGTERM");
+    } finally {
+      await writer.stop("SIGKILL");
+      for (const c of [quiet, verbose]) if (c !== undefined && c.p.exitCode === null) await c.stop("SIGKILL");
+    }
+    const routine = ["write snapshot", "write wal segment", "wal segment written"];
+    const said = messages(quiet.stdout);
+    expect(said.filter((m) => routine.includes(m))).toEqual([]);
+    // What the operator needs: what is replicated where, the new generation and its snapshot, the shutdown.
+    for (const m of ["litestream", "initialized db", "replicating to", "sync: new generation", "snapshot written", "signal received, litestream shutting down", "litestream shut down"]) {
+      expect(said, quiet.stdout).toContain(m);
+    }
+    // The counts (the last one printed as Litestream stopped) add up to the segments in the replica.
+    const counts = [...quiet.stdout.matchAll(/msg="wal segments written" segments=(\d+) sz=(\d+) dbs=1 since=\S+$/gm)].map((m) => Number(m[1]));
+    expect(counts.length).toBeGreaterThanOrEqual(2);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(walSegments(join(base, "quiet")));
+    // Verbose: Litestream's every line, and no count.
+    const all = messages(verbose.stdout);
+    expect(all.filter((m) => m === "wal segment written").length).toBe(walSegments(join(base, "verbose")));
+    expect(all).toContain("write wal segment");
+    expect(all).not.toContain("wal segments written");
+  }, 180_000);
+});
+
 describe("replicate and restore on the command line", () => {
   it("writes a config naming every SQLite file of a multi-store folder, each replicated under the URL; refuses what it cannot restore into", async () => {
     const base = tempDir("iavlite-litestream-cli-");
@@ -184,15 +241,19 @@ describe("replicate and restore on the command line", () => {
     expect(cfg.stdout.match(/sync-interval: 250ms/g)).toHaveLength(3);
     expect(cfg.stdout.match(/monitor-interval: 250ms/g)).toHaveLength(3);
 
-    const [notEmpty, both, badTime, badInterval] = await Promise.all([
+    const [notEmpty, both, badTime, badInterval, badProgress, verboseProgress] = await Promise.all([
       iavlite(["restore", "file:///nowhere", dir]),
       iavlite(["restore", "file:///nowhere", join(base, "x"), "--version", "3", "--timestamp", "2025-01-01T00:00:00Z"]),
       iavlite(["restore", "file:///nowhere", join(base, "y"), "--timestamp", "yesterday"]),
       iavlite(["replicate", dir, "--to", "file:///nowhere", "--sync-interval", "fast"]),
+      iavlite(["replicate", dir, "--to", "file:///nowhere", "--progress", "often"]),
+      iavlite(["replicate", dir, "--to", "file:///nowhere", "--progress", "10s", "--verbose"]),
     ]);
     expect([notEmpty.code, (notEmpty.json["error"] as { message: string }).message]).toEqual([2, expect.stringContaining("not an empty folder")]);
     expect(both.code).toBe(2);
     expect((badTime.json["error"] as { message: string }).message).toContain("--timestamp must be an ISO 8601 time");
     expect((badInterval.json["error"] as { message: string }).message).toContain("--sync-interval must be a duration");
+    expect([badProgress.code, (badProgress.json["error"] as { message: string }).message]).toEqual([2, expect.stringContaining("--progress must be a duration")]);
+    expect([verboseProgress.code, (verboseProgress.json["error"] as { message: string }).message]).toEqual([2, expect.stringMatching(/--verbose.*--progress/)]);
   }, 60_000);
 });

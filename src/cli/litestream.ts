@@ -4,6 +4,10 @@
  *
  * Every SQLite file is its own Litestream database: a multi-store's commit marker (`commits.sqlite`) and each
  * store's `stores/<name>/iavl.sqlite`, each replicated to `<URL>/<the same relative path>`.
+ *
+ * Litestream logs two lines per WAL segment it ships (hundreds for a few dozen small versions); replicate prints its
+ * other lines as they come (start, new generations, snapshots, warnings, errors, shutdown) and counts the segments in
+ * one line now and then instead ({@link LitestreamLog}).
  * @module
  */
 import { spawn } from "node:child_process";
@@ -70,6 +74,17 @@ const DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
 export function durationArg(value: string): string {
   if (!DURATION.test(value)) throw new InvalidArgumentError(`must be a duration such as 100ms, 1s or 1m, got "${value}"`);
   return value;
+}
+
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 60e3, h: 3600e3 };
+
+/** Parser of `--progress`: a duration as `--sync-interval` takes it, or 0; in ms. */
+export function progressArg(value: string): number {
+  if (value === "0") return 0;
+  durationArg(value);
+  let ms = 0;
+  for (const m of value.matchAll(/([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * UNIT_MS[m[2]!]!;
+  return ms;
 }
 
 /**
@@ -166,21 +181,122 @@ export function runLitestream(args: readonly string[]): Promise<string> {
   });
 }
 
+/** Litestream's lines about each snapshot or WAL segment it writes (v0.3's replica.go): counted, not printed. */
+const ROUTINE = new Set(["write snapshot", "write wal segment", "wal segment written"]);
+
+/** How `iavlite replicate` prints what Litestream logs. */
+export interface LogOptions {
+  /** Every line as Litestream wrote it, one per WAL segment among them. */
+  verbose: boolean;
+  /** How often a line counts the WAL segments shipped meanwhile (when there were any), ms; 0 for only at the end. */
+  progressMs: number;
+}
+
+/** Where a line goes: the stream it came on. */
+type Stream = "stdout" | "stderr";
+
+/** A field of a line of Litestream's log (Go's slog text: `key=value`, the value quoted when it must be). */
+function field(line: string, key: string): string | undefined {
+  const m = new RegExp(`(?:^| )${key}=("(?:[^"\\\\]|\\\\.)*"|\\S*)`).exec(line);
+  if (m === null) return undefined;
+  const v = m[1]!;
+  if (!v.startsWith('"')) return v;
+  try {
+    return JSON.parse(v) as string;
+  } catch {
+    // One of Go's escapes JSON lacks (\x..): the text between the quotes serves.
+    return v.slice(1, -1);
+  }
+}
+
 /**
- * Runs litestream with `args` in the foreground, its output on ours; SIGINT and SIGTERM go on to it (it ships what
- * it holds and stops). Resolves to its exit status once it ended.
+ * Litestream's log as replicate prints it: every line but the routine ones ({@link ROUTINE}: two for each WAL segment
+ * shipped, one for each snapshot begun), which are counted instead, in a line of Litestream's own form every
+ * `progressMs` that shipped any (`msg="wal segments written" segments=… sz=… dbs=…`) and one at the end. Verbose,
+ * every line as it came.
  */
-export function runLitestreamForeground(args: readonly string[]): Promise<number> {
+class LitestreamLog {
+  private segments = 0;
+  private bytes = 0;
+  private readonly dbs = new Set<string>();
+  private since = new Date();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly o: LogOptions,
+    private readonly write: (to: Stream, line: string) => void,
+  ) {
+    if (!o.verbose && o.progressMs > 0) this.timer = setInterval(() => this.progress(), o.progressMs);
+  }
+
+  /** One line Litestream wrote on `from`. */
+  line(from: Stream, text: string): void {
+    const msg = this.o.verbose || field(text, "level") !== "INFO" ? undefined : field(text, "msg");
+    if (msg === undefined || !ROUTINE.has(msg)) {
+      this.write(from, text);
+      return;
+    }
+    if (msg !== "wal segment written") return;
+    this.segments++;
+    this.bytes += Number(field(text, "sz") ?? 0) || 0;
+    this.dbs.add(field(text, "db") ?? "");
+  }
+
+  /** Litestream ended: the count of what it shipped since the last line. */
+  end(): void {
+    clearInterval(this.timer);
+    this.progress();
+  }
+
+  private progress(): void {
+    if (this.segments === 0) return;
+    const now = new Date();
+    this.write(
+      "stdout",
+      `time=${now.toISOString()} level=INFO msg="wal segments written" segments=${this.segments} sz=${this.bytes} dbs=${this.dbs.size} since=${this.since.toISOString()}`,
+    );
+    this.segments = 0;
+    this.bytes = 0;
+    this.dbs.clear();
+    this.since = now;
+  }
+}
+
+/** Calls `each` with every line `stream` carries (the last one too, ended by a newline or not). */
+function eachLine(stream: NodeJS.ReadableStream, each: (line: string) => void): void {
+  let rest = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk: string) => {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    for (const l of lines) each(l);
+  });
+  stream.on("end", () => {
+    if (rest !== "") each(rest);
+    rest = "";
+  });
+}
+
+/**
+ * Runs litestream with `args` in the foreground, its log printed as {@link LitestreamLog} prints it; SIGINT and
+ * SIGTERM go on to it (it ships what it holds and stops). Resolves to its exit status once it ended.
+ */
+export function runLitestreamForeground(args: readonly string[], log: LogOptions): Promise<number> {
   const bin = litestreamBinary();
   return new Promise((done, fail) => {
-    const p = spawn(bin, args, { stdio: "inherit" });
+    const p = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const out = new LitestreamLog(log, (to, line) => void process[to].write(line + "\n"));
+    eachLine(p.stdout, (l) => out.line("stdout", l));
+    eachLine(p.stderr, (l) => out.line("stderr", l));
     const signals = ["SIGINT", "SIGTERM"] as const;
     const forward = (s: NodeJS.Signals): void => void p.kill(s);
     for (const s of signals) process.on(s, forward);
     const end = (): void => {
       for (const s of signals) process.off(s, forward);
+      out.end();
     };
     p.on("error", (e) => (end(), fail(cannotStart(bin, e))));
+    // After both pipes ended: every line was seen.
     p.on("close", (code) => (end(), done(code ?? 1)));
   });
 }

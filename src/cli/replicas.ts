@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { action, storesAsked } from "./command.js";
 import { globals, note, out, UsageError, versionArg } from "./format.js";
-import { durationArg, litestreamConfig, restoreReplicas, runLitestreamForeground, sqliteFiles } from "./litestream.js";
+import { durationArg, litestreamConfig, progressArg, restoreReplicas, runLitestreamForeground, sqliteFiles } from "./litestream.js";
 import { checkRestored } from "./restored.js";
 
 interface ReplicateOptions {
@@ -20,6 +20,8 @@ interface ReplicateOptions {
   configOnly?: boolean;
   config?: string;
   syncInterval?: string;
+  verbose?: boolean;
+  progress: number;
 }
 
 /** Adds the `replicate` command to `program`. */
@@ -35,6 +37,12 @@ export function registerReplicate(program: Command): void {
     .option("--sync-interval <duration>", "how often Litestream looks at each WAL and ships what changed (Litestream's default: 1s)", durationArg)
     .option("--config <file>", "write the config to FILE (and keep it) instead of a temporary file")
     .option("--config-only", "only write the config (to --config FILE, or stdout) and exit")
+    .addOption(
+      new Option("--progress <duration>", "how often to print one line counting the WAL segments shipped meanwhile, in place of Litestream's two lines for each (0: one line, when it stops)")
+        .argParser(progressArg)
+        .default(60_000, "1m"),
+    )
+    .addOption(new Option("--verbose", "print every line Litestream logs, two for each WAL segment it ships among them").conflicts("progress"))
     .action(action({ folder: "none", takes: [] }, (dir: string, opts: ReplicateOptions) => replicate(dir, opts)));
 }
 
@@ -53,7 +61,7 @@ async function replicate(dir: string, opts: ReplicateOptions): Promise<number> {
   writeFileSync(file, config);
   note(`replicating ${resolve(dir)} to ${opts.to} with litestream (config ${resolve(file)}); stop with Ctrl-C`);
   try {
-    return await runLitestreamForeground(["replicate", "-config", file]);
+    return await runLitestreamForeground(["replicate", "-config", file], { verbose: opts.verbose === true, progressMs: opts.progress });
   } finally {
     if (temp !== undefined) rmSync(temp, { recursive: true, force: true });
   }
