@@ -1,14 +1,14 @@
 /**
- * The prune thread (one long task run by piscina for the life of a store): it waits for work on the pruner's shared
- * slots and port, and runs each prune whole, step after step, each step on a connection of its own opened for the
- * step. It needs nothing from the owner's event loop, so automatic prunes keep up with a writer that commits in a
- * loop that never yields; only explicit prunes' answers wait for the owner's event loop.
+ * The prune thread (one worker thread for the life of a store, started by the pruner): it waits for work on the
+ * pruner's shared slots and port, and runs each prune whole, step after step, each step on a connection of its own
+ * opened for the step. It needs nothing from the owner's event loop, so automatic prunes keep up with a writer that
+ * commits in a loop that never yields; only explicit prunes' answers wait for the owner's event loop.
  * @module
  */
 import { statSync } from "node:fs";
-import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
-import { IavlError, type ErrorCode } from "../base/errors.js";
-import { FIRST_SLOT, Slots, STOP } from "../base/thread-channel.js";
+import { receiveMessageOnPort, workerData } from "node:worker_threads";
+import { IavlError } from "../base/errors.js";
+import { Slots, STOP, ThreadEnd, type ChannelData } from "../base/thread-channel.js";
 import { WriteTurn } from "../base/write-turn.js";
 import { openWriter, type Connection } from "../sqlite/connection.js";
 import { paceWal } from "../sqlite/wal.js";
@@ -17,62 +17,7 @@ import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sq
 import { pruneBranches } from "../sqlite/orphaned-branches.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
-
-/** Slots of the channel to the prune thread (its STOP stops every prune at its next step boundary): the number of steps holding a connection, … */
-export const ACTIVE = FIRST_SLOT;
-/** … a count bumped with every new request, which the idle thread waits on, … */
-export const WAKE = FIRST_SLOT + 1;
-/** … and the newest automatic prune target. */
-export const AUTO_TARGET = FIRST_SLOT + 2;
-/** Slots the channel needs. */
-export const SLOTS = FIRST_SLOT + 3;
-
-/** What a prune did. */
-export interface PruneResult {
-  /** Version rows removed. */
-  pruned: number;
-  /** The oldest version kept. */
-  keptFrom: number;
-  /** Bytes the store files shrank by (the database plus its WAL). */
-  reclaimedBytes: number;
-  /** Shards dropped whole. */
-  droppedShards: number;
-}
-
-/** An explicit prune asked of the thread (it returns every free page to the file system). */
-export interface PruneRequest {
-  id: number;
-  upTo: number;
-  keepEvery: number | undefined;
-}
-
-/** A failure as it crosses back to the owner: errors lose their class and code between threads. */
-export interface Failure {
-  code: ErrorCode | undefined;
-  message: string;
-}
-
-/** What the thread tells its owner: progress or the end of an explicit prune (`id`), or a failed automatic one. */
-export type PruneReply =
-  | { id: number; progress: [done: number, total: number, phase: string] }
-  | { id: number; result: PruneResult }
-  | { id: number; failed: Failure }
-  | { auto: number; failed: Failure };
-
-/** The one task: where the store is, and how to reach the owner. */
-export interface PruneTask {
-  file: string;
-  busyTimeoutMs: number;
-  /** The channel's slots: {@link ACTIVE}, {@link WAKE}, {@link AUTO_TARGET}. */
-  slots: SharedArrayBuffer;
-  /** The store's {@link WriteTurn} counter. */
-  turn: SharedArrayBuffer;
-  /** False when another process (Litestream) checkpoints the WAL: the thread must not, even to bound it. */
-  ownWal: boolean;
-  /** Automatic prunes: the snapshots they keep and the share of the file they leave free; undefined: none. */
-  auto: { keepEvery: number | undefined; keepFree: number } | undefined;
-  port: MessagePort;
-}
+import { ACTIVE, AUTO_TARGET, WAKE, type Failure, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./pruner.js";
 
 function fileBytes(file: string): number {
   let n = 0;
@@ -91,7 +36,7 @@ function failure(e: unknown): Failure {
 }
 
 /** Serves prunes until the owner sets {@link STOP}. */
-export default function serve(task: PruneTask): null {
+function serve(task: PruneTask & ChannelData): void {
   const slots = new Slots(task.slots);
   const queue: PruneRequest[] = [];
   let failedAt = -1;
@@ -126,7 +71,6 @@ export default function serve(task: PruneTask): null {
   } finally {
     task.port.close();
   }
-  return null;
 }
 
 type Progress = (done: number, total: number, phase: string) => void;
@@ -135,7 +79,7 @@ type Progress = (done: number, total: number, phase: string) => void;
  * One prune, whole, its steps in order (see pruner.ts). Each step can be repeated after a crash or a stop: nothing a
  * kept version needs is removed before the step that makes it unnecessary has committed.
  */
-function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, keepFree: number, onProgress: Progress): PruneResult {
+function prune(task: PruneTask & ChannelData, upTo: number, keepEvery: number | undefined, keepFree: number, onProgress: Progress): PruneResult {
   const before = fileBytes(task.file);
   const plan = step(task, (db) => markPruned(db, upTo, keepEvery));
   onProgress(1, 5, "versions");
@@ -176,7 +120,7 @@ function prune(task: PruneTask, upTo: number, keepEvery: number | undefined, kee
 }
 
 /** Runs one step on a connection of its own, counted as active, unless the owner asked to stop. */
-function step<T>(task: PruneTask, fn: (db: Connection, checkStop: () => void) => T): T {
+function step<T>(task: PruneTask & ChannelData, fn: (db: Connection, checkStop: () => void) => T): T {
   const slots = new Slots(task.slots);
   slots.add(ACTIVE);
   try {
@@ -201,4 +145,13 @@ function step<T>(task: PruneTask, fn: (db: Connection, checkStop: () => void) =>
   } finally {
     slots.add(ACTIVE, -1);
   }
+}
+
+const task = workerData as PruneTask & ChannelData;
+const end = new ThreadEnd(task);
+try {
+  serve(task);
+} finally {
+  // Every step closed its own connection: the thread holds nothing of the store any more.
+  end.closed();
 }

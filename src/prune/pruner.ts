@@ -1,5 +1,5 @@
 /**
- * Pruning in the background: one thread per store (a piscina worker running one long task, prune-thread.ts) runs
+ * Pruning in the background: one thread per store (prune-thread.ts, a worker thread for the life of the store) runs
  * each prune whole, step after step, each step on a connection of its own and in short transactions, while the
  * owner goes on committing.
  *
@@ -21,21 +21,67 @@
  * even in a loop that never yields to the event loop; explicit prunes go through a port and answer through it.
  * @module
  */
-import { fileURLToPath } from "node:url";
-import { MessageChannel } from "node:worker_threads";
-import { Piscina } from "piscina";
-import { IavlError } from "../base/errors.js";
-import { ThreadChannel } from "../base/thread-channel.js";
+import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
+import { IavlError, type ErrorCode } from "../base/errors.js";
+import { FIRST_SLOT, ThreadChannel } from "../base/thread-channel.js";
 import type { WriteTurn } from "../base/write-turn.js";
-import { ACTIVE, AUTO_TARGET, SLOTS, WAKE, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./prune-thread.js";
 
-export type { PruneResult } from "./prune-thread.js";
+/** Slots of the channel to the prune thread (its STOP stops every prune at its next step boundary): the number of steps holding a connection, … */
+export const ACTIVE = FIRST_SLOT;
+/** … a count bumped with every new request, which the idle thread waits on, … */
+export const WAKE = FIRST_SLOT + 1;
+/** … and the newest automatic prune target. */
+export const AUTO_TARGET = FIRST_SLOT + 2;
+/** Slots the channel needs. */
+const SLOTS = FIRST_SLOT + 3;
+
+/** What a prune did. */
+export interface PruneResult {
+  /** Version rows removed. */
+  pruned: number;
+  /** The oldest version kept. */
+  keptFrom: number;
+  /** Bytes the store files shrank by (the database plus its WAL). */
+  reclaimedBytes: number;
+  /** Shards dropped whole. */
+  droppedShards: number;
+}
+
+/** An explicit prune asked of the thread (it returns every free page to the file system). */
+export interface PruneRequest {
+  id: number;
+  upTo: number;
+  keepEvery: number | undefined;
+}
+
+/** A failure as it crosses back to the owner: errors lose their class and code between threads. */
+export interface Failure {
+  code: ErrorCode | undefined;
+  message: string;
+}
+
+/** What the thread tells its owner: progress or the end of an explicit prune (`id`), or a failed automatic one. */
+export type PruneReply =
+  | { id: number; progress: [done: number, total: number, phase: string] }
+  | { id: number; result: PruneResult }
+  | { id: number; failed: Failure }
+  | { auto: number; failed: Failure };
+
+/** What the thread is started with (beside its channel's slots): where the store is, and how to reach the owner. */
+export interface PruneTask {
+  file: string;
+  busyTimeoutMs: number;
+  /** The store's {@link WriteTurn} counter. */
+  turn: SharedArrayBuffer;
+  /** False when another process (Litestream) checkpoints the WAL: the thread must not, even to bound it. */
+  ownWal: boolean;
+  /** Automatic prunes: the snapshots they keep and the share of the file they leave free; undefined: none. */
+  auto: { keepEvery: number | undefined; keepFree: number } | undefined;
+  port: MessagePort;
+}
 
 /** Progress: work done of a total in a named phase (totals are estimates for some phases). */
 export type PruneProgress = (done: number, total: number, phase: string) => void;
-
-const fromSource = import.meta.url.endsWith(".ts");
-const workerFile = fileURLToPath(new URL(fromSource ? "./prune-thread-boot.mjs" : "./prune-thread.js", import.meta.url));
 
 /** What automatic prunes keep, and what they do when one fails. */
 export interface AutoPrune {
@@ -53,10 +99,9 @@ interface Waiting {
 
 /** Runs the prunes of one store file, one at a time, in one thread. */
 export class Pruner {
-  private readonly pool: Piscina;
-  /** The channel to the pool's one thread (piscina starts it: the channel only hears of its failures). */
-  private readonly ch = new ThreadChannel(SLOTS);
-  private readonly port: MessageChannel["port1"];
+  /** The channel to the thread, which waits for work on its slots for as long as the store is open. */
+  private readonly ch: ThreadChannel & { readonly worker: Worker };
+  private readonly port: MessagePort;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private closed = false;
@@ -70,32 +115,25 @@ export class Pruner {
     ownWal: boolean,
     private readonly auto: AutoPrune | undefined,
   ) {
-    // One thread from the start: piscina hands a task to a pool's first threads at once, without waiting for the
-    // event loop to hear that they are ready, so automatic prunes start even under a writer that never yields.
-    this.pool = new Piscina({ filename: workerFile, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
-    // A failure of the pool is one of its thread: every prune waiting then fails, never the process.
-    this.pool.on("error", (e: unknown) => {
-      this.ch.gone();
-      this.failAll(new IavlError("IO_ERROR", `the prune thread failed: ${(e as Error).message}`, { cause: e }));
-    });
-    const ch = new MessageChannel();
-    this.port = ch.port1;
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
     this.port.on("message", (m: PruneReply) => this.reply(m));
+    // The port holds the process open only while an explicit prune waits for its answer.
     this.port.unref();
     const task: PruneTask = {
       file,
       busyTimeoutMs,
-      slots: this.ch.slots.buffer,
       turn: turn.buffer,
       ownWal,
       auto: auto === undefined ? undefined : { keepEvery: auto.keepEvery, keepFree: auto.keepFree },
-      port: ch.port2,
+      port: port2,
     };
-    this.pool.run(task, { transferList: [ch.port2] }).catch((e: unknown) => {
-      if (!this.closed) this.failAll(new IavlError("IO_ERROR", `the prune thread failed: ${(e as Error).message}`, { cause: e }));
-    });
-    // The thread waits for work for as long as the store is open; it must not keep a process alive by itself.
-    for (const t of this.pool.threads) t.unref();
+    // A plain worker rather than a pool's task: a pool holds its thread's port ref'd while a task runs, and this
+    // task runs for the life of the store, so that no script that pruned could exit without close(). The thread
+    // starts at once, without the owner's event loop, so automatic prunes start even under a writer that never
+    // yields; ThreadChannel leaves it unref'd.
+    this.ch = ThreadChannel.start(import.meta.url, "prune-thread", SLOTS, task, [port2], (e) => this.failed(e));
+    this.ch.worker.on("exit", (code) => this.failed(new Error(`it exited (code ${code})`)));
   }
 
   /**
@@ -104,8 +142,10 @@ export class Pruner {
    */
   prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
     if (this.closed) return Promise.reject(new IavlError("CLOSED", "the store is closed"));
+    if (this.ch.isGone) return Promise.reject(new IavlError("IO_ERROR", "the prune thread is gone"));
     const id = this.nextId++;
     const done = new Promise<PruneResult>((resolve, reject) => this.waiting.set(id, { resolve, reject, onProgress }));
+    // Someone awaits the answer: the process must live until it comes.
     this.port.ref();
     this.port.postMessage({ id, upTo, keepEvery } satisfies PruneRequest);
     this.wake();
@@ -145,6 +185,12 @@ export class Pruner {
     if (this.waiting.size === 0) this.port.unref();
   }
 
+  /** The thread failed or ended while the store is open: every prune waiting fails, never the process. */
+  private failed(e: Error): void {
+    if (this.closed) return;
+    this.failAll(new IavlError("IO_ERROR", `the prune thread failed: ${e.message}`, { cause: e }));
+  }
+
   private failAll(e: IavlError): void {
     for (const [id, w] of [...this.waiting]) {
       this.settled(id);
@@ -164,7 +210,6 @@ export class Pruner {
     this.ch.close(WAKE, ACTIVE);
     this.failAll(new IavlError("CLOSED", "the store was closed before the prune ended; it is safe to run it again"));
     this.port.close();
-    // The thread holds nothing now; letting it go may take a moment and need not be waited for.
-    void this.pool.destroy().catch(() => undefined);
+    // The thread holds nothing now and leaves its loop at the stop; its exit need not be waited for.
   }
 }
