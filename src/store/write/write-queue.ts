@@ -69,6 +69,11 @@ export class WriteQueue {
   private told = false;
   /** Bytes of the versions in {@link queued}. */
   private bytes = 0;
+  /** Reasons the thread holds the process open: versions in flight (one, however many), and each flush waiting. */
+  private holds = 0;
+  /** True while {@link holdWhileInFlight} runs. */
+  private watching = false;
+  private closed = false;
 
   constructor(
     file: string,
@@ -111,6 +116,7 @@ export class WriteQueue {
     postMoving(this.ch.worker, { packed }, [packed.nums, packed.bytes]);
     this.queued.push({ version: w.version.version, bytes, changes });
     this.bytes += bytes;
+    if (!this.watching) void this.holdWhileInFlight();
   }
 
   /** The newest queued change of `key` not yet durable, if any. */
@@ -135,7 +141,7 @@ export class WriteQueue {
     const last = this.queued[this.queued.length - 1];
     if (last === undefined) return this.check();
     // The worker is unref'd so that it never holds a process open by itself; while someone awaits, it must.
-    this.ch.worker.ref();
+    this.hold(1);
     try {
       for (let d = this.durable; d < last.version; d = this.durable) {
         this.check();
@@ -143,8 +149,37 @@ export class WriteQueue {
       }
       this.trim();
     } finally {
-      this.ch.worker.unref();
+      this.hold(-1);
     }
+  }
+
+  /**
+   * Holds the process open until every version in flight is on disk (or the writer failed): `commit()` returned, so
+   * a script that ends without `flush()` or `close()` must find its versions stored, as with durability normal. With
+   * nothing in flight the thread is idle and lets the process go.
+   */
+  private async holdWhileInFlight(): Promise<void> {
+    this.watching = true;
+    this.hold(1);
+    try {
+      for (;;) {
+        if (this.closed) return;
+        this.trim();
+        this.check(false);
+        if (this.queued.length === 0 || this.failure !== undefined) return;
+        await this.ch.slots.waitAsync(DURABLE, this.durable, 1000);
+      }
+    } finally {
+      this.hold(-1);
+      this.watching = false;
+    }
+  }
+
+  /** Counts a reason to hold the process open (`by` 1) or one gone (-1); the thread is ref'd while any is left. */
+  private hold(by: 1 | -1): void {
+    this.holds += by;
+    if (this.holds === 0) this.ch.worker.unref();
+    else if (by === 1 && this.holds === 1) this.ch.worker.ref();
   }
 
   /** True once `version` is durable; false when the writer failed first (the failure is thrown at the next commit). */
@@ -165,6 +200,7 @@ export class WriteQueue {
    * caller has been told of it yet, rather than throw it from a close.
    */
   close(): IavlError | undefined {
+    this.closed = true;
     const last = this.queued[this.queued.length - 1];
     if (last !== undefined) this.landed(last.version);
     // The thread closes between versions, when it reads its messages (an exit event cannot arrive meanwhile).
