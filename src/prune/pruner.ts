@@ -41,7 +41,11 @@ export interface PruneResult {
   pruned: number;
   /** The oldest version kept. */
   keptFrom: number;
-  /** Bytes the store files shrank by (the database plus its WAL). */
+  /**
+   * Bytes the database file shrank by, measured when the prune ended (after its last WAL checkpoint, when the store
+   * checkpoints its own). The WAL is not counted: it holds the prune's writes until later commits reuse it, and
+   * `close()` removes it.
+   */
   reclaimedBytes: number;
   /** Shards dropped whole. */
   droppedShards: number;
