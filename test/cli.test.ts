@@ -2,13 +2,14 @@
  * The `iavlite` CLI run as a real child process (node + tsx on src/cli/main.ts) against stores built here.
  */
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MultiTree, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
+import { applyVersion } from "./fixtures/version-ops.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const main = join(root, "src/cli/main.ts");
@@ -343,6 +344,45 @@ describe("iavlite prune / rollback", () => {
       t.close();
     }
   });
+
+  it("reports as reclaimed what the folder's files lost, as du counts it after the command (the WAL gone)", async () => {
+    // The files' bytes, as `du -sb` counts them.
+    const bytes = (dir: string): number =>
+      readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? bytes(join(dir, e.name)) : statSync(join(dir, e.name)).size), 0);
+    // 40 versions of 400 changes among 5,000 keys each: a prune to 30 frees most of the file.
+    const single = tempDir("iavlite-cli-reclaim-");
+    const folder = tempDir("iavlite-cli-reclaim-multi-");
+    const t = Tree.open(single, { checkpointInterval: 5, shardSize: 10 });
+    const m = MultiTree.open(folder, { stores: ["a", "b"], checkpointInterval: 5, shardSize: 10 });
+    for (let v = 1; v <= 40; v++) {
+      applyVersion(t, v);
+      t.commit();
+      applyVersion(m.tree("a"), v);
+      applyVersion(m.tree("b"), v + 100);
+      m.commit();
+    }
+    t.close();
+    m.close();
+
+    const before = bytes(single);
+    const one = await cli(["prune", single, "--keep-recent", "10"]);
+    expect(one.code, one.stderr).toBe(0);
+    const lost = before - bytes(single);
+    expect(lost).toBeGreaterThan(before / 4);
+    expect(one.stdout).toContain(`reclaimed ${(lost / 2 ** 20).toFixed(1)} MiB (${lost} bytes)`);
+
+    const stores = (): number[] => ["a", "b"].map((n) => bytes(join(folder, "stores", n)));
+    const beforeEach = stores();
+    const all = await cli(["prune", folder, "--keep-recent", "10", "--json"]);
+    expect(all.code, all.stderr).toBe(0);
+    const lostEach = stores().map((after, i) => beforeEach[i]! - after);
+    for (const [i, l] of lostEach.entries()) expect(l).toBeGreaterThan(beforeEach[i]! / 4);
+    const p = JSON.parse(all.stdout) as { stores: Array<{ name: string; pruned: number; reclaimedBytes: number }> };
+    expect(p.stores.map((x) => [x.name, x.pruned, x.reclaimedBytes])).toEqual([
+      ["a", 30, lostEach[0]],
+      ["b", 30, lostEach[1]],
+    ]);
+  }, 180_000);
 
   it("rolls back only with --yes, after showing what would go", async () => {
     const d = copy();

@@ -1,6 +1,10 @@
 /**
  * `iavlite prune <dir> --keep-recent N`: remove old versions and report the space reclaimed. On a multi-store folder
  * every store is pruned to the same version (`MultiTree.prune`), or only those `--store` names, each on its own.
+ *
+ * The space reclaimed is what the store's folder lost from before the store was opened to after it was closed, which
+ * is what `du` tells after the command: until the close, the WAL holds the prune's writes (up to 64 MiB), and only
+ * the close's checkpoint removes it.
  * @module
  */
 import type { Command } from "commander";
@@ -8,8 +12,10 @@ import { action, eachStore, folderOf } from "./command.js";
 import { humanBytes, globals, intArg, out, outJson, withProgress } from "./format.js";
 import { storeFileIn } from "../sqlite/connection.js";
 import type { PruneResult } from "../prune/pruner.js";
+import { storeDir } from "../api/multi-folder.js";
 import { MultiTree } from "../api/multi-tree.js";
 import { Tree } from "../api/tree.js";
+import { folderBytes } from "./folder-bytes.js";
 import { closing } from "./store.js";
 
 interface PruneCliOptions {
@@ -40,11 +46,18 @@ function nothingPruned(keptFrom: number): PruneResult {
   return { pruned: 0, keptFrom, reclaimedBytes: 0, droppedShards: 0 };
 }
 
+/** What the folder lost: `before` (its bytes before the store was opened) less its bytes now, after the close. */
+function reclaimed(dir: string, before: number): string {
+  const lost = before - folderBytes(dir);
+  return lost >= 0 ? `reclaimed ${humanBytes(lost)} (${lost} bytes)` : `the files grew by ${humanBytes(-lost)} (${-lost} bytes)`;
+}
+
 /** Prunes one store (a plain store folder, or a store of a folder that --store named). */
 async function pruneStore(path: string, opts: PruneCliOptions, cmd: Command): Promise<number> {
   storeFileIn(path);
+  const before = folderBytes(path);
   // Refused with LOCKED, naming the holder, while another process writes the store (or the folder, below).
-  return closing(Tree.open(path), async (tree) => {
+  const { versions, latest, target, result } = await closing(Tree.open(path), async (tree) => {
     const versions = tree.versions();
     const latest = tree.version;
     const target = latest - opts.keepRecent;
@@ -55,19 +68,22 @@ async function pruneStore(path: string, opts: PruneCliOptions, cmd: Command): Pr
             tree.prune(target, { keepEvery: opts.keepEvery, onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`) }),
           )
         : nothingPruned(first ?? latest);
-    if (globals(cmd).json) outJson({ target, latest, ...result });
-    else if (result.pruned === 0) out(`nothing to prune: ${versions.length} version(s) kept, ${opts.keepRecent} asked`);
-    else {
-      out(`pruned ${result.pruned} version(s) up to ${target}; kept versions ${result.keptFrom} … ${latest}`);
-      out(`reclaimed ${humanBytes(result.reclaimedBytes)} (${result.reclaimedBytes} bytes); ${result.droppedShards} shard(s) dropped whole`);
-    }
-    return 0;
+    return { versions, latest, target, result };
   });
+  // Measured after the close: the prune's last checkpoint and the WAL's removal are done.
+  if (globals(cmd).json) outJson({ target, latest, ...result, reclaimedBytes: before - folderBytes(path) });
+  else if (result.pruned === 0) out(`nothing to prune: ${versions.length} version(s) kept, ${opts.keepRecent} asked`);
+  else {
+    out(`pruned ${result.pruned} version(s) up to ${target}; kept versions ${result.keptFrom} … ${latest}`);
+    out(`${reclaimed(path, before)}; ${result.droppedShards} shard(s) dropped whole`);
+  }
+  return 0;
 }
 
 /** Prunes every store of a multi-store folder to one version, so that they keep the same versions. */
 async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions, cmd: Command): Promise<number> {
-  return closing(MultiTree.open(dir, { stores }), async (multi) => {
+  const before = new Map(stores.map((name) => [name, folderBytes(storeDir(dir, name))]));
+  const { latest, target, each } = await closing(MultiTree.open(dir, { stores }), async (multi) => {
     const latest = multi.version;
     const target = latest - opts.keepRecent;
     const first = Math.min(...stores.map((n) => multi.tree(n).versions()[0] ?? latest));
@@ -81,15 +97,18 @@ async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions,
       const kept = multi.tree(name).versions();
       return { name, ...(results.get(name) ?? nothingPruned(kept[0] ?? latest)), kept };
     });
-    if (globals(cmd).json) outJson({ target, latest, stores: each });
-    else if (each.every((s) => s.pruned === 0)) out(`nothing to prune: ${opts.keepRecent} version(s) asked of ${stores.length} stores`);
-    else {
-      for (const s of each) {
-        // Snapshots kept by --keep-every are older than keptFrom.
-        const snapshots = s.kept.filter((v) => v < s.keptFrom).map((v) => `${v}, `).join("");
-        out(`${s.name}: pruned ${s.pruned} version(s) up to ${target}; kept ${snapshots}${s.keptFrom} … ${latest}; reclaimed ${humanBytes(s.reclaimedBytes)}`);
-      }
-    }
-    return 0;
+    return { latest, target, each };
   });
+  // Measured after the close, store by store, as for one store.
+  const lost = (name: string): number => before.get(name)! - folderBytes(storeDir(dir, name));
+  if (globals(cmd).json) outJson({ target, latest, stores: each.map((s) => ({ ...s, reclaimedBytes: lost(s.name) })) });
+  else if (each.every((s) => s.pruned === 0)) out(`nothing to prune: ${opts.keepRecent} version(s) asked of ${stores.length} stores`);
+  else {
+    for (const s of each) {
+      // Snapshots kept by --keep-every are older than keptFrom.
+      const snapshots = s.kept.filter((v) => v < s.keptFrom).map((v) => `${v}, `).join("");
+      out(`${s.name}: pruned ${s.pruned} version(s) up to ${target}; kept ${snapshots}${s.keptFrom} … ${latest}; ${reclaimed(storeDir(dir, s.name), before.get(s.name)!)}`);
+    }
+  }
+  return 0;
 }
