@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -12,6 +12,11 @@ function run(cwd: string, cmd: string, args: string[], env: Record<string, strin
   const r = spawnSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: "utf8", maxBuffer: 64 * 2 ** 20 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
   return r.stdout + r.stderr;
+}
+
+/** The bytes of the files under `dir`: what `du -sb` counts, less the folders themselves. */
+function fileBytes(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? fileBytes(join(dir, e.name)) : statSync(join(dir, e.name)).size), 0);
 }
 
 describe("a fresh clone, as a newcomer meets it", () => {
@@ -27,6 +32,8 @@ describe("a fresh clone, as a newcomer meets it", () => {
     expect(first).toMatch(/versions 1\.\.40 in/);
     expect(first).toMatch(/0 mismatches/);
     expect(first).toMatch(/verified by @confio\/ics23: true/);
+    // The disk use it reports is what the files take once it has ended (the stores' WALs, gone at the close, are not).
+    expect(Number(/disk use .*\((\d+) bytes, after the close\)/.exec(first)?.[1])).toBe(fileBytes(join(dir, "data")));
     const second = run(dir, "npm", ["start"], env);
     expect(second).toMatch(/continuing the chain in data from version 40/);
     expect(second).toMatch(/versions 41\.\.80 in/);
