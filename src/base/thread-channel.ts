@@ -87,11 +87,8 @@ export class ThreadChannel {
   readonly slots: Slots;
   private exited = false;
 
-  /**
-   * A channel of `count` slots to a thread that someone else starts (a pool's): its owner calls {@link gone} when
-   * the thread fails, so that a close never waits for a thread that is not there.
-   */
-  constructor(count: number) {
+  /** A channel of `count` slots, for {@link ThreadChannel.start}. */
+  private constructor(count: number) {
     this.slots = Slots.create(count);
   }
 
@@ -128,7 +125,7 @@ export class ThreadChannel {
   }
 
   /** The thread is gone (exited or failed): wakes every wait on its slots. */
-  gone(): void {
+  private gone(): void {
     this.exited = true;
     this.slots.set(CLOSED, 1);
   }
