@@ -6,6 +6,7 @@ export { Tree, type CommitResult } from "./api/tree.js";
 export type { ReadonlyTree, IterateOptions, CommitmentProof, AuditReport, AuditOptions } from "./tree/readonly-tree.js";
 export type { ReadOnlyStore } from "./store/read/read-only-store.js";
 export { IavlError, isIavlError, type ErrorCode } from "./base/errors.js";
+export { MAX_KEY_BYTES, MAX_VALUE_BYTES } from "./base/validate.js";
 export type { MemoryOptions, OpenOptions, ImportOptions } from "./api/options.js";
 export { EMPTY_HASH } from "./base/hash.js";
 export { toHex, fromHex } from "./base/bytes.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { IavlError, isIavlError, toHex, Tree, type ErrorCode } from "../src/index.js";
-import { backends } from "./backends.js";
+import { decodeItems, encodeItems, IavlError, isIavlError, MAX_KEY_BYTES, MAX_VALUE_BYTES, MultiTree, toHex, Tree, type ErrorCode } from "../src/index.js";
+import { backends, tempDir } from "./backends.js";
 import { b } from "./helpers.js";
 
 /** Runs `f`, which must throw an IavlError with `code`; returns the error for further checks. */
@@ -99,6 +99,20 @@ describe.each(backends)("bad input throws IavlError and changes nothing ($name)"
     expectCode(() => tree.set(b("a"), bad), "INVALID_ARGUMENT");
     expect(observe(tree)).toBe(before);
     expect(tree.has(b("new"))).toBe(false);
+    tree.close();
+  });
+
+  it("a key over MAX_KEY_BYTES or a value over MAX_VALUE_BYTES: INVALID_ARGUMENT from set, naming the limit", () => {
+    const tree = seeded(make);
+    const before = observe(tree);
+    const long = new Uint8Array(MAX_KEY_BYTES + 1).fill(0x6b);
+    expect(expectCode(() => tree.set(long, b("x")), "INVALID_ARGUMENT").message).toContain(`${MAX_KEY_BYTES}`);
+    expect(expectCode(() => tree.set(b("a"), new Uint8Array(MAX_VALUE_BYTES + 1)), "INVALID_ARGUMENT").message).toContain(`${MAX_VALUE_BYTES}`);
+    expect(observe(tree)).toBe(before);
+    // Nothing of the refused sets reaches the next version either.
+    const c = tree.commit();
+    expect(tree.at(c.version).has(long)).toBe(false);
+    expect(toHex(tree.at(c.version).get(b("a"))!)).toBe(toHex(b("10")));
     tree.close();
   });
 
@@ -330,5 +344,35 @@ describe("Tree.memory options", () => {
     expect(toHex(plain.commit().hash)).not.toBe(toHex(c.hash));
     plain.close();
     tree.close();
+  });
+});
+
+describe("the key and value limits are those of everything after set", () => {
+  it("a key of MAX_KEY_BYTES and a long value pass set, commit, audit, export and import", async () => {
+    const dir = tempDir();
+    const tree = Tree.open(dir);
+    const key = new Uint8Array(MAX_KEY_BYTES).fill(0x6b);
+    const value = new Uint8Array(100_000).fill(7);
+    tree.set(key, value);
+    tree.set(b("a"), b("1"));
+    const c = tree.commit();
+    const view = tree.at(c.version);
+    expect(view.audit().faults).toEqual([]);
+    const wire = [...encodeItems(view.export())];
+    tree.close();
+    const copy = await Tree.import(tempDir(), decodeItems(wire), { version: c.version, expectedHash: c.hash });
+    expect(copy.get(key)).toEqual(value);
+    copy.close();
+  });
+
+  it("a MultiTree's store refuses a key over MAX_KEY_BYTES, and the app hash stays", () => {
+    const multi = MultiTree.open(tempDir(), { stores: ["bank"] });
+    multi.tree("bank").set(b("a"), b("1"));
+    const working = toHex(multi.tree("bank").workingHash());
+    expectCode(() => multi.tree("bank").set(new Uint8Array(MAX_KEY_BYTES + 1).fill(1), b("x")), "INVALID_ARGUMENT");
+    expect(toHex(multi.tree("bank").workingHash())).toBe(working);
+    const c = multi.commit();
+    expect(toHex(c.hashes.get("bank")!)).toBe(working);
+    multi.close();
   });
 });

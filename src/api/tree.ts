@@ -3,7 +3,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { checkIterateOptions, checkKey, checkObject, checkString, checkValue, checkVersion } from "../base/validate.js";
+import { checkEntry, checkIterateOptions, checkKey, checkObject, checkString, checkVersion } from "../base/validate.js";
 import { digestBytes } from "../base/hash.js";
 import type { ExportNode } from "../tree/export-node.js";
 import type { CommitmentProof, IterateOptions, ReadonlyTree } from "../tree/readonly-tree.js";
@@ -94,11 +94,13 @@ export class Tree {
     return this.state.size;
   }
 
-  /** Sets `key` to `value` in the working state. */
+  /**
+   * Sets `key` to `value` in the working state. A key over `MAX_KEY_BYTES` (64 KiB) or a value over `MAX_VALUE_BYTES`
+   * is refused with `INVALID_ARGUMENT`, and nothing changes.
+   */
   set(key: Uint8Array, value: Uint8Array): void {
     this.open();
-    checkKey(key);
-    checkValue(value);
+    checkEntry(key, value);
     this.state.set(key, value);
   }
 

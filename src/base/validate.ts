@@ -4,6 +4,23 @@
  */
 import { IavlError } from "./errors.js";
 
+/**
+ * The longest key a tree takes: 64 KiB. cosmos/iavl has none, but real store keys are tens of bytes; it is what an
+ * import (and so `verify`, which checks a version as an import would) and the service accept, so that `set` refuses
+ * what they would refuse later.
+ */
+export const MAX_KEY_BYTES = 65_536;
+
+/** The largest snapshot item: 64e6 bytes, the Cosmos SDK's `snapshotMaxItemSize`. */
+export const MAX_ITEM_BYTES = 64_000_000;
+
+/**
+ * The longest value a tree takes: 63,934,432 bytes, so that a leaf with the longest key and this value still fits one
+ * snapshot item (64e6 bytes, less 32 for the item's field tags, lengths and version), and every version `export`
+ * writes, `import` reads back.
+ */
+export const MAX_VALUE_BYTES = MAX_ITEM_BYTES - MAX_KEY_BYTES - 32;
+
 /** Throws unless `key` is a non-empty Uint8Array. */
 export function checkKey(key: unknown, what = "key"): asserts key is Uint8Array {
   if (!(key instanceof Uint8Array)) throw new IavlError("INVALID_ARGUMENT", `${what} must be a Uint8Array, got ${describe(key)}`);
@@ -13,6 +30,17 @@ export function checkKey(key: unknown, what = "key"): asserts key is Uint8Array 
 /** Throws unless `value` is a Uint8Array (empty is allowed). */
 export function checkValue(value: unknown): asserts value is Uint8Array {
   if (!(value instanceof Uint8Array)) throw new IavlError("INVALID_ARGUMENT", `value must be a Uint8Array, got ${describe(value)}`);
+}
+
+/**
+ * Throws unless `key` and `value` may be stored: a key as {@link checkKey} wants, of at most {@link MAX_KEY_BYTES},
+ * and a value of at most {@link MAX_VALUE_BYTES}.
+ */
+export function checkEntry(key: unknown, value: unknown): asserts key is Uint8Array {
+  checkKey(key);
+  checkValue(value);
+  if (key.length > MAX_KEY_BYTES) throw new IavlError("INVALID_ARGUMENT", `the key is ${key.length} bytes, more than the ${MAX_KEY_BYTES} a key may have`);
+  if (value.length > MAX_VALUE_BYTES) throw new IavlError("INVALID_ARGUMENT", `the value is ${value.length} bytes, more than the ${MAX_VALUE_BYTES} a value may have`);
 }
 
 /** Throws unless `bound` is undefined or a Uint8Array. */

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { parseOptions } from "../base/options.js";
+import { MAX_KEY_BYTES } from "../base/validate.js";
 import { storeNameSchema } from "../api/multi-options.js";
 import type { Limits } from "./queries.js";
 
@@ -55,8 +56,8 @@ export const serveOptionsSchema = z
      * height always looks. 0: every request looks. Default 20.
      */
     refreshMs: z.number().int().min(0).max(60_000).default(20),
-    /** Longest key or range bound accepted, bytes. Default 64 KiB. */
-    maxKeyBytes: z.number().int().min(1).max(1 << 20).default(65_536),
+    /** Longest key or range bound accepted, bytes. Default 64 KiB, the longest key a tree takes (`MAX_KEY_BYTES`). */
+    maxKeyBytes: z.number().int().min(1).max(1 << 20).default(MAX_KEY_BYTES),
     /** Key and value bytes after which a range page ends early, with `next` set. Default 4 MiB. */
     rangeBytes: z.number().int().min(1).max(256 * 2 ** 20).default(4 * 2 ** 20),
     /**

@@ -14,14 +14,14 @@
  */
 import protobuf from "protobufjs/light.js";
 import { IavlError } from "../base/errors.js";
-import { checkBytes, checkIterable, checkObject, describe } from "../base/validate.js";
+import { checkBytes, checkIterable, checkObject, describe, MAX_ITEM_BYTES } from "../base/validate.js";
 import type { ExportNode } from "../tree/export-node.js";
 
 /**
  * Default largest item (after its length prefix) accepted: 64e6 bytes, the SDK's `snapshotMaxItemSize`, so any
  * stream the SDK accepts is accepted here.
  */
-export const DEFAULT_MAX_ITEM_BYTES = 64_000_000;
+export const DEFAULT_MAX_ITEM_BYTES = MAX_ITEM_BYTES;
 
 /** Bounds on what {@link decodeItems} and {@link decodeSnapshotItems} will buffer. */
 export interface DecodeLimits {

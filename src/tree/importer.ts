@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
-import { checkIterable } from "../base/validate.js";
+import { checkIterable, MAX_KEY_BYTES } from "../base/validate.js";
 import { latin1, latin1Bytes, toHex, type ByteString } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../base/hash.js";
 import type { ExportNode } from "./export-node.js";
@@ -31,9 +31,12 @@ export class ImportedNode {
   ) {}
 }
 
-/** Default longest key accepted: 64 KiB. cosmos/iavl has no limit, but real store keys are tens of bytes. */
-export const DEFAULT_MAX_KEY_LENGTH = 65_536;
-/** Default longest value accepted: 64 MiB (the SDK refuses snapshot items over 64e6 bytes anyway). */
+/** Default longest key accepted: 64 KiB, the longest `Tree.set` takes (`MAX_KEY_BYTES`). */
+export const DEFAULT_MAX_KEY_LENGTH = MAX_KEY_BYTES;
+/**
+ * Default longest value accepted: 64 MiB, a bound on memory only. `Tree.set` takes less (`MAX_VALUE_BYTES`), so that
+ * a leaf fits one snapshot item; an import takes whatever the SDK's items carry (which refuses items over 64e6 bytes).
+ */
 export const DEFAULT_MAX_VALUE_LENGTH = 64 * 1024 * 1024;
 /**
  * Default and largest tree height accepted: 127. The SDK refuses heights over `math.MaxInt8` and cosmos/iavl keeps
