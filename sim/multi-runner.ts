@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { tendermintSpec, verifyMembership } from "@confio/ics23";
-import { fromHex, IavlError, MultiTree, toHex, Tree, type MultiReader, type MultiTreeOptions, type ReadonlyTree } from "../src/index.js";
+import { fromHex, IavlError, MultiTree, multiStoreNames, toHex, Tree, type MultiReader, type MultiTreeOptions, type ReadonlyTree } from "../src/index.js";
 import { keyBytes, keyHex, type Rec } from "./model.js";
 import { catching, codeOf, eq, GONE, show, viewProblem } from "./multi-checks.js";
 import { runMultiCli } from "./multi-cli.js";
@@ -131,11 +131,15 @@ export class MultiRun {
     }
   }
 
-  /** The options the writer opens with: the life's, the model's stores, the durability of the last reopen. */
+  /**
+   * The options the writer opens with: the life's, the model's stores (those that have not committed yet in
+   * `addStores`), the durability of the last reopen.
+   */
   openOptions(): MultiTreeOptions & { stores: string[] } {
     const o = this.life.options;
     return {
       stores: this.model.order,
+      addStores: this.model.order.filter((n) => !this.model.started(n)),
       checkpointInterval: o.checkpointInterval,
       keepRecent: o.keepRecent,
       keepEvery: o.keepEvery,
@@ -145,6 +149,23 @@ export class MultiRun {
       // Reported at the end of the step: thrown here, it would escape the event loop's callback.
       onBackgroundError: (e) => (this.background ??= e),
     };
+  }
+
+  /**
+   * An operator's typo: the writer's stores with the first one misspelled must be refused with STORES_MISMATCH, even
+   * with the misspelling in addStores, and leave the folder's stores as they were.
+   */
+  private refuseTypo(): void {
+    const [first, ...rest] = this.model.order;
+    const typo = `${first!}x`;
+    const before = multiStoreNames(this.dir);
+    const o = this.openOptions();
+    for (const addStores of [o.addStores, [...(o.addStores ?? []), typo]]) {
+      const e = catching(() => MultiTree.open(this.dir, { ...o, stores: [typo, ...rest], addStores }).close());
+      if (codeOf(e) !== "STORES_MISMATCH") this.fail(`opening with store ${first!} misspelled ${typo} gave ${e === undefined ? "a writer" : `${codeOf(e) ?? (e as Error).name}: ${(e as Error).message}`}, not STORES_MISMATCH`);
+    }
+    const after = multiStoreNames(this.dir);
+    if (JSON.stringify(after) !== JSON.stringify(before)) this.fail(`a refused open changed the folder's stores from ${String(before)} to ${String(after)}`);
   }
 
   /** Whether the writer is at the model's version, with its app hash. */
@@ -188,6 +209,7 @@ export class MultiRun {
         await this.closeWriter(false);
         this.durability = s.durability;
         if (s.add) this.model.add();
+        this.refuseTypo();
         this.openWriter();
         this.checkAll();
         return;

@@ -282,7 +282,7 @@ describe("a read-only multi-store handle (found by the simulator's multi-store l
     let m = MultiTree.open(dir, { stores: ["a"] });
     commitMulti(m, 2, "x");
     m.close();
-    m = MultiTree.open(dir, { stores: ["a", "b"] });
+    m = MultiTree.open(dir, { stores: ["a", "b"], addStores: ["b"] });
     commitMulti(m, 2, "y");
     const appHash1 = m.appHashAt(1);
     m.close();
@@ -302,7 +302,7 @@ describe("a read-only multi-store handle opened before a store joined the folder
     m.commit();
     m.close();
     const reader = MultiTree.openReadOnly(dir);
-    m = MultiTree.open(dir, { stores: ["a", "b"] });
+    m = MultiTree.open(dir, { stores: ["a", "b"], addStores: ["b"] });
     expect(reader.refresh()).toBe(1);
     m.tree("a").set(b("k"), b("2"));
     m.tree("b").set(b("k"), b("3"));

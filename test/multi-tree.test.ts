@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { commitInfoHash, EMPTY_HASH, IavlError, isIavlError, MultiTree, toHex, Tree, type MultiTreeOptions } from "../src/index.js";
@@ -220,5 +221,103 @@ describe("MultiTree.prune", () => {
     await m2.prune(11, { keepEvery: 6 });
     for (const n of NAMES) expect(m2.tree(n).versions(), n).toEqual([6, 12]);
     m2.close();
+  });
+});
+
+/**
+ * Every file under `dir` with a digest of its bytes, to show that a refused open changed nothing on disk; but SQLite's
+ * scratch files, which a read-only look at a store leaves (as `iavlite info` does) and its next writer removes.
+ */
+function diskState(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const path = join(e.parentPath, e.name);
+    if (e.isFile() && !/-(wal|shm)$/.test(e.name)) out[relative(dir, path)] = sha(readFileSync(path)).toString("hex");
+  }
+  return out;
+}
+
+/** The error `fn` throws, which must be an IavlError. */
+function errorOf(fn: () => unknown): IavlError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(IavlError);
+    return e as IavlError;
+  }
+  throw new Error("expected an IavlError, nothing was thrown");
+}
+
+describe("MultiTree.open and the folder's stores", () => {
+  it("refuses a misspelled, left-out or new store name with STORES_MISMATCH naming the folder's stores, changing nothing", () => {
+    const dir = tempDir();
+    const app = build(dir, 3);
+    const before = diskState(dir);
+    for (const stores of [["acc", "bank", "stakng"], ["acc", "bank"], [...NAMES, "gov"], ["bank", "staking", "acc", "x"]]) {
+      const e = errorOf(() => MultiTree.open(dir, { stores }).close());
+      expect(e.code, stores.join()).toBe("STORES_MISMATCH");
+      expect(e.message).toContain("acc, bank, staking");
+    }
+    // addStores allows new names only: a store of the folder left out is still refused.
+    expect(errorOf(() => MultiTree.open(dir, { stores: ["acc", "bank", "stakng"], addStores: ["stakng"] })).code).toBe("STORES_MISMATCH");
+    expect(diskState(dir)).toEqual(before);
+    // The folder's own list still opens it where it was, and it commits on.
+    const m = MultiTree.open(dir, { stores: ["staking", "acc", "bank"] });
+    expect([m.version, toHex(m.appHash)]).toEqual([3, app[3]]);
+    expect(m.commit().version).toBe(4);
+    m.close();
+    expect(MultiTree.rollback(dir, 2).version).toBe(2);
+  });
+
+  it("adds the stores of addStores, which join at the next version; the same options open the folder again", () => {
+    const dir = tempDir();
+    build(dir, 2);
+    const opts = { stores: [...NAMES, "gov"], addStores: ["gov"] };
+    let m = MultiTree.open(dir, opts);
+    expect(m.names).toEqual(["acc", "bank", "gov", "staking"]);
+    m.tree("gov").set(b("g"), b("1"));
+    expect(m.commit().version).toBe(3);
+    expect(m.tree("gov").versions()).toEqual([3]);
+    m.close();
+    m = MultiTree.open(dir, opts);
+    expect(m.version).toBe(3);
+    m.close();
+    m = MultiTree.open(dir, { stores: [...NAMES, "gov"] });
+    expect(m.version).toBe(3);
+    m.close();
+    const e = errorOf(() => MultiTree.open(dir, { stores: NAMES, addStores: ["gov"] }));
+    expect([e.code, e.message]).toEqual(["INVALID_OPTIONS", expect.stringContaining("addStores")]);
+  });
+
+  it("a folder that has not committed a version yet takes the stores it lacks, but never drops one", () => {
+    const dir = tempDir();
+    MultiTree.open(dir, { stores: ["a"] }).close();
+    expect(errorOf(() => MultiTree.open(dir, { stores: ["b"] })).code).toBe("STORES_MISMATCH");
+    const m = MultiTree.open(dir, { stores: ["a", "b"] });
+    expect(m.commit().version).toBe(1);
+    m.close();
+    expect(errorOf(() => MultiTree.open(dir, { stores: ["a", "b", "c"] })).code).toBe("STORES_MISMATCH");
+  });
+
+  it("never mistakes a plain store's folder for a multi-store's, nor the other way", () => {
+    const plain = tempDir();
+    const t = Tree.open(plain);
+    t.set(b("k"), b("v"));
+    t.commit();
+    t.close();
+    const before = diskState(plain);
+    const e = errorOf(() => MultiTree.open(plain, { stores: ["bank"] }));
+    expect([e.code, e.message]).toEqual(["NOT_A_STORE", expect.stringContaining("Tree.open")]);
+    expect(diskState(plain)).toEqual(before);
+    expect(existsSync(join(plain, "stores"))).toBe(false);
+
+    const multi = tempDir();
+    build(multi, 1);
+    const state = diskState(multi);
+    for (const open of [() => Tree.open(multi).close(), () => Tree.openReadOnly(multi).close()]) {
+      const err = errorOf(open);
+      expect([err.code, err.message]).toEqual(["NOT_A_STORE", expect.stringContaining("multi-store")]);
+    }
+    expect(diskState(multi)).toEqual(state);
   });
 });

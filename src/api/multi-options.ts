@@ -13,15 +13,28 @@ export const storeNameSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "store
 /** Options of `MultiTree.open`: the store names, and the options every store opens with. */
 export const multiOptionsSchema = openOptionsSchema
   .extend({
-    /** Names of the stores (letters, digits, `_`, `-`, `.`), at least one, no duplicates. */
+    /**
+     * Names of the stores (letters, digits, `_`, `-`, `.`), at least one, no duplicates. On a folder that has
+     * committed a version they must be the folder's stores, but for those of `addStores`.
+     */
     stores: z
       .array(storeNameSchema)
       .min(1)
       .refine((a) => new Set(a).size === a.length, "store names must be distinct"),
+    /**
+     * Stores of `stores` that the folder may lack: those it lacks are created and join at the next version; those it
+     * has open as usual, so that the same options open the folder again. Without them, a name the folder lacks is
+     * refused (`STORES_MISMATCH`), so that a misspelled name never creates a store.
+     */
+    addStores: z
+      .array(storeNameSchema)
+      .refine((a) => new Set(a).size === a.length, "store names must be distinct")
+      .optional(),
     // A version is whole only when the marker is written after every store's commit is on disk.
     durability: z.enum(["normal", "full"]).default("normal"),
   })
-  .strict();
+  .strict()
+  .refine((o) => (o.addStores ?? []).every((n) => o.stores.includes(n)), { message: "every name of addStores must be in stores too", path: ["addStores"] });
 
 /** Options of `MultiTree.open`. */
 export type MultiTreeOptions = z.input<typeof multiOptionsSchema>;
@@ -34,7 +47,7 @@ export type ResolvedMultiOptions = z.output<typeof multiOptionsSchema>;
  * `initialVersion` (the version after the last whole one, so that a new store joins the others there).
  */
 export function storeOpenOptions(o: ResolvedMultiOptions, initialVersion: number): ResolvedOpenOptions {
-  const { stores: _, ...storeOptions } = o;
+  const { stores: _, addStores: __, ...storeOptions } = o;
   return parseOptions(openOptionsSchema, { ...storeOptions, initialVersion });
 }
 

@@ -5,9 +5,11 @@
  * they agree; anything else is refused, naming each store and its version, since nothing is deleted on a guess.
  * @module
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { IavlError } from "../base/errors.js";
 import { CommitMarker } from "../sqlite/commit-marker.js";
+import { STORE_FILE } from "../sqlite/connection.js";
 import { DiskBackend } from "./disk-backend.js";
 import { markerFile, multiStoreNames, storeDir, storesDir } from "./multi-folder.js";
 import { storeOpenOptions, type ResolvedMultiOptions } from "./multi-options.js";
@@ -24,9 +26,12 @@ export interface OpenedFolder {
 
 /**
  * Opens (or creates) the stores `o.stores` of multi-store folder `dir` and its commit marker, recovered to the last
- * whole version. Throws `CORRUPT` when the stores and the marker cannot be reconciled; then nothing stays open.
+ * whole version. Throws `NOT_A_STORE` for a plain store's folder and `STORES_MISMATCH` for a list of stores that is
+ * not the folder's, before anything is written; `CORRUPT` when the stores and the marker cannot be reconciled; then
+ * nothing stays open.
  */
 export function openFolder(dir: string, o: ResolvedMultiOptions): OpenedFolder {
+  checkFolder(dir, o.stores, o.addStores ?? []);
   mkdirSync(storesDir(dir), { recursive: true });
   const names = [...o.stores].sort();
   const held = new Map(names.map((n) => [n, storeVersions(storeDir(dir, n))]));
@@ -50,6 +55,29 @@ export function openFolder(dir: string, o: ResolvedMultiOptions): OpenedFolder {
     marker.close();
     throw e;
   }
+}
+
+/**
+ * Refuses to open `dir` as a multi-store of `stores`, before anything is written there, when it is a plain store's
+ * folder (its data would be hidden under a multi-store made beside it) or when `stores` is not the folder's list:
+ * a store of the folder left out (each is a part of the app hash), or a name the folder lacks that `addStores` does
+ * not allow (a misspelled one would be created and commit alone). A folder that has not committed a version yet
+ * takes the stores it lacks, since its first open may have been cut short between the stores it creates.
+ */
+function checkFolder(dir: string, stores: string[], addStores: string[]): void {
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
+  if (existsSync(join(dir, STORE_FILE))) {
+    throw new IavlError("NOT_A_STORE", `${dir} holds a plain store, not a multi-store folder: open it with Tree.open; nothing was changed`);
+  }
+  const held = multiStoreNames(dir) ?? [];
+  const left = held.filter((n) => !stores.includes(n));
+  const lacking = stores.filter((n) => !held.includes(n) && !addStores.includes(n));
+  if (left.length === 0 && (lacking.length === 0 || held.every((n) => storeLatest(storeDir(dir, n)) === 0))) return;
+  const why = [
+    ...left.map((n) => `its store ${n} is not named (a store is never dropped)`),
+    ...lacking.map((n) => `it has no store ${n} (to add one, name it in addStores too)`),
+  ];
+  throw new IavlError("STORES_MISMATCH", `${dir} holds the stores ${held.join(", ")}: ${why.join("; ")}; nothing was changed`);
 }
 
 /**

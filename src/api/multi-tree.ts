@@ -44,7 +44,13 @@ export class MultiTree {
     private readonly keepEvery: number | undefined,
   ) {}
 
-  /** Opens (or creates) the multi-store in `dir` with the given stores. */
+  /**
+   * Opens (or creates) the multi-store in `dir` with the given stores. On a folder that has committed a version,
+   * `stores` must name exactly the folder's stores, but for those of `addStores`, which join at the next version: a
+   * store of the folder left out, or a name it lacks and `addStores` does not list, is refused with
+   * `STORES_MISMATCH`, naming the folder's stores (`multiStoreNames` lists them), and nothing is changed. A plain
+   * store's folder is refused with `NOT_A_STORE`.
+   */
   static open(dir: string, options: MultiTreeOptions): MultiTree {
     checkString(dir, "dir");
     const o = parseOptions(multiOptionsSchema, options);

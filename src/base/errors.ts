@@ -30,8 +30,16 @@ export type ErrorCode =
   | "CONCURRENT_MODIFICATION"
   /** Another writer holds the store. */
   | "LOCKED"
-  /** The folder holds something that is not an iavlite store. */
+  /**
+   * The folder holds something that is not an iavlite store, or not the kind asked for (a plain store's folder given
+   * to `MultiTree.open`, a multi-store's to `Tree.open`).
+   */
   | "NOT_A_STORE"
+  /**
+   * The stores named to `MultiTree.open` are not the folder's: one of its stores is left out, or one it lacks is named
+   * without `addStores`. The message lists the folder's stores; nothing was changed.
+   */
+  | "STORES_MISMATCH"
   /** The store was written by a newer schema than this library knows. */
   | "SCHEMA_TOO_NEW"
   /**

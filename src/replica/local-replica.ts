@@ -20,10 +20,13 @@ export class LocalReplica {
     private readonly multi: MultiTree | undefined,
   ) {}
 
-  /** Opens (creating when missing) the replica in `dir`: a plain store when `stores` is undefined, else a multi-store. */
+  /**
+   * Opens (creating when missing) the replica in `dir`: a plain store when `stores` is undefined, else a multi-store of
+   * the source's `stores` (the source's list, not a person's: a store the source added is added here too).
+   */
   static open(dir: string, stores: string[] | undefined, options: ReplicaStoreOptions): LocalReplica {
     if (stores === undefined) return new LocalReplica(Tree.open(dir, options), undefined);
-    return new LocalReplica(undefined, MultiTree.open(dir, { ...options, stores }));
+    return new LocalReplica(undefined, MultiTree.open(dir, { ...options, stores, addStores: stores }));
   }
 
   /** The last version committed here (0: none). */

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { IavlError } from "../base/errors.js";
 import { openReader, openWriter, STORE_FILE, type Connection, type Sync } from "../sqlite/connection.js";
 import { WriterLock } from "../sqlite/lock.js";
+import { MARKER_FILE } from "../sqlite/commit-marker.js";
 import { checkSchema, migrate } from "../sqlite/migrate.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 
@@ -37,6 +38,7 @@ export function openStoreFolder(dir: string, o: FolderOptions): OpenFolder {
     if (!statSync(dir).isDirectory()) throw new IavlError("NOT_A_STORE", `${dir} is not a folder`);
     const foreign = readdirSync(dir).filter((f) => !OWN_FILES.has(f));
     if (foreign.length > 0 && !existsSync(join(dir, STORE_FILE))) {
+      if (foreign.includes(MARKER_FILE)) throw new IavlError("NOT_A_STORE", `${dir} is a multi-store folder, not a plain store: open it with MultiTree.open`);
       throw new IavlError("NOT_A_STORE", `${dir} is not an iavlite store (it holds ${foreign.slice(0, 3).join(", ")}…)`);
     }
   } else {
@@ -69,7 +71,10 @@ export function openStoreFolder(dir: string, o: FolderOptions): OpenFolder {
 /** Opens the store in `dir` for reading only, never writing; throws `NOT_A_STORE` when there is none. */
 export function openFolderReadOnly(dir: string): Connection {
   const file = join(dir, STORE_FILE);
-  if (!existsSync(file)) throw new IavlError("NOT_A_STORE", `${dir} holds no iavlite store`);
+  if (!existsSync(file)) {
+    const multi = existsSync(join(dir, MARKER_FILE));
+    throw new IavlError("NOT_A_STORE", multi ? `${dir} is a multi-store folder, not a plain store: open it with MultiTree.openReadOnly` : `${dir} holds no iavlite store`);
+  }
   const db = openReader(file);
   try {
     checkSchema(db, file, true);
