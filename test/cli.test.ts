@@ -2,12 +2,12 @@
  * The `iavlite` CLI run as a real child process (node + tsx on src/cli/main.ts) against stores built here.
  */
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MultiTree, toHex, Tree } from "../src/index.js";
+import { EMPTY_HASH, MultiTree, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 
@@ -280,6 +280,27 @@ describe("iavlite export / import", () => {
     const [k, v] = presentKey(7);
     const got = await cli(["get", a, k]);
     expect([got.code, got.stdout]).toEqual([0, `${v}\n`]);
+  });
+});
+
+describe("iavlite import of an empty stream", () => {
+  it("fails with INVALID_SNAPSHOT and leaves no store, unless --hash names the empty tree's root", async () => {
+    const parent = tempDir();
+    const [stdin, file, empty] = [join(parent, "stdin"), join(parent, "file"), join(parent, "empty")];
+    const nothing = join(tempDir(), "nothing.snap");
+    writeFileSync(nothing, "");
+    const [fromStdin, fromFile, withHash] = await Promise.all([
+      cli(["import", stdin, "--version", "1"]),
+      cli(["import", file, "--version", "1", "-i", nothing]),
+      cli(["import", empty, "--version", "1", "--hash", toHex(EMPTY_HASH), "--json"]),
+    ]);
+    for (const r of [fromStdin, fromFile]) {
+      expect(r.code).toBe(1);
+      expect(lines(r.stderr)).toEqual([expect.stringMatching(/^iavlite: INVALID_SNAPSHOT: the stream from .* is empty/)]);
+    }
+    expect(withHash.code).toBe(0);
+    expect(JSON.parse(withHash.stdout)).toMatchObject({ version: 1, size: 0, hash: toHex(EMPTY_HASH) });
+    expect(readdirSync(parent)).toEqual(["empty"]);
   });
 });
 

@@ -1,10 +1,10 @@
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { decodeItems, encodeItems, IavlError, toHex, Tree, type ExportNode } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { treehashOps } from "./helpers.js";
+import { codeOf, treehashOps } from "./helpers.js";
 
 function treehashStore(dir: string): Tree {
   const t = Tree.open(dir, { checkpointInterval: 3 });
@@ -77,5 +77,84 @@ describe("Tree.import into a store", () => {
     }
     expect(readdirSync(parent)).toEqual([]);
     src.close();
+  });
+});
+
+/** The nodes of `nodes`, with a pause after the first `at` of them until `go` is called. */
+function paused(nodes: ExportNode[], at: number): { stream: AsyncIterable<ExportNode>; reached: Promise<void>; go: () => void } {
+  let reach = (): void => undefined;
+  let go = (): void => undefined;
+  const reached = new Promise<void>((r) => (reach = r));
+  const gate = new Promise<void>((r) => (go = r));
+  const stream = (async function* () {
+    for (const [i, n] of nodes.entries()) {
+      if (i === at) {
+        reach();
+        await gate;
+      }
+      yield n;
+    }
+  })();
+  return { stream, reached, go };
+}
+
+/** The error `p` rejects with, or undefined. */
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
+describe("Tree.import holds its target's writer lock", () => {
+  it("a writer opening the target during the import gets LOCKED naming this process; the import then completes", async () => {
+    const src = treehashStore(tempDir());
+    const nodes = [...src.at(4).export()];
+    const hash = src.at(4).hash;
+    src.close();
+    for (const made of [false, true]) {
+      const dest = join(tempDir(), "dest");
+      if (!made) mkdirSync(dest);
+      const { stream, reached, go } = paused(nodes, 3);
+      const importing = Tree.import(dest, stream, { version: 4, expectedHash: hash });
+      await reached;
+      let err: unknown;
+      try {
+        Tree.open(dest).close();
+      } catch (e) {
+        err = e;
+      }
+      expect([(err as IavlError).code, (err as IavlError).message]).toEqual(["LOCKED", expect.stringContaining(`process ${process.pid}`)]);
+      go();
+      const t = await importing;
+      expect([t.version, toHex(t.hash)]).toEqual([4, toHex(hash)]);
+      t.close();
+      expect(readdirSync(dirname(dest))).toEqual(["dest"]);
+    }
+  });
+
+  it("a failed import leaves a folder it made gone and one it found empty, even of the lock's files", async () => {
+    const src = treehashStore(tempDir());
+    const nodes = [...src.at(4).export()];
+    src.close();
+    for (const made of [false, true]) {
+      const parent = tempDir();
+      const dest = join(parent, "dest");
+      if (!made) mkdirSync(dest);
+      const { stream, reached, go } = paused(nodes.slice(0, -2), 3);
+      const importing = rejection(Tree.import(dest, stream, { version: 4 }));
+      await reached;
+      expect(codeOf(() => Tree.open(dest).close())).toBe("LOCKED");
+      go();
+      expect(((await importing) as IavlError).code).toBe("INVALID_SNAPSHOT");
+      expect(readdirSync(parent)).toEqual(made ? [] : ["dest"]);
+      if (!made) expect(readdirSync(dest)).toEqual([]);
+      // And the target takes the next import.
+      const t = await Tree.import(dest, nodes, { version: 4 });
+      expect(t.version).toBe(4);
+      t.close();
+    }
   });
 });

@@ -6,6 +6,8 @@ import { createReadStream, statSync } from "node:fs";
 import type { Command } from "commander";
 import { decodeItems } from "../sync/wire.js";
 import { toHex } from "../base/bytes.js";
+import { IavlError } from "../base/errors.js";
+import { EMPTY_HASH } from "../base/hash.js";
 import { Tree } from "../api/tree.js";
 import { action } from "./command.js";
 import { closing } from "./store.js";
@@ -24,7 +26,7 @@ export function registerImport(program: Command): void {
     .description("build a new (plain) store from a stream of length-delimited protobuf SnapshotIAVLItems, as export writes one store; nothing is left behind on failure")
     .argument("<dir>", "new store folder (missing or empty)")
     .requiredOption("--version <V>", "the version the stream is of", versionArg)
-    .option("--hash <H>", "refuse the stream unless its root hash is H (hex)")
+    .option("--hash <H>", "refuse the stream unless its root hash is H (hex); an empty stream is refused without it")
     .option("-i, --input <file>", "read from FILE (default: stdin)")
     .action(action({ folder: "none", takes: ["json"] }, (dir: string, opts: ImportCliOptions, cmd: Command) => importCmd(dir, opts, cmd)));
 }
@@ -48,6 +50,14 @@ async function importCmd(dir: string, opts: ImportCliOptions, cmd: Command): Pro
         bytes += c.length;
         if (total !== undefined) bar.update(bytes);
         yield c;
+      }
+      // Thrown inside the stream, so that the import fails and leaves nothing: no bytes is more often a failed export
+      // or a forgotten pipe than an empty tree, whose root the caller then names.
+      if (bytes === 0 && expectedHash === undefined) {
+        throw new IavlError(
+          "INVALID_SNAPSHOT",
+          `the stream from ${opts.input ?? "stdin"} is empty; an empty tree exports nothing too: to import one, give --hash ${toHex(EMPTY_HASH)} (its root hash)`,
+        );
       }
     };
     const onProgress = (n: number): void => {
