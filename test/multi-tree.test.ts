@@ -321,3 +321,26 @@ describe("MultiTree.open and the folder's stores", () => {
     expect(diskState(multi)).toEqual(state);
   });
 });
+
+describe("a closed MultiTree", () => {
+  it("throws CLOSED with a plain message from every member, from no frame named like the static open; closing twice is harmless", async () => {
+    const m = MultiTree.open(tempDir(), { stores: NAMES });
+    m.commit();
+    m.close();
+    expect(() => m.close()).not.toThrow();
+    const members: Array<[string, () => unknown]> = [
+      ["version", () => m.version],
+      ["appHash", () => m.appHash],
+      ["names", () => m.names],
+      ["tree", () => m.tree("bank")],
+      ["commit", () => m.commit()],
+      ["appHashAt", () => m.appHashAt(1)],
+    ];
+    const errors = members.map(([name, fn]) => [name, errorOf(fn)] as const);
+    errors.push(["prune", (await m.prune(1).then(() => undefined, (e: unknown) => e)) as IavlError]);
+    for (const [name, e] of errors) {
+      expect([name, e.code, e.message]).toEqual([name, "CLOSED", "the multi-store is closed"]);
+      expect(e.stack, name).not.toMatch(/\bat (MultiTree|Tree)\.open \(/);
+    }
+  });
+});

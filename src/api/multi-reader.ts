@@ -85,13 +85,13 @@ export class MultiReader {
 
   /** The newest version every store holds whole, as of the last {@link refresh} (0: none yet). */
   get latest(): number {
-    this.open();
+    this.ensureOpen();
     return this.whole;
   }
 
   /** Moves to the newest version every store and the commit marker hold whole, and returns it (after a rollback, maybe older). */
   refresh(): number {
-    this.open();
+    this.ensureOpen();
     // The marker first: a version it completed was committed by every store before.
     let v = this.marker?.whole() ?? Number.MAX_SAFE_INTEGER;
     if (this.marker !== undefined) this.addJoined();
@@ -115,7 +115,7 @@ export class MultiReader {
 
   /** The oldest version every store still holds (0 when none). */
   earliest(): number {
-    this.open();
+    this.ensureOpen();
     let v = 0;
     for (const s of this.all.values()) v = Math.max(v, s.earliest());
     return v;
@@ -123,7 +123,7 @@ export class MultiReader {
 
   /** The read-only handle of served store `name`; `INVALID_ARGUMENT` when it is not served. */
   store(name: string): ReadOnlyStore {
-    this.open();
+    this.ensureOpen();
     const s = this.names.includes(name) ? this.all.get(name) : undefined;
     if (s === undefined) throw new IavlError("INVALID_ARGUMENT", `no store named ${String(name)} (stores: ${this.names.join(", ")})`);
     return s;
@@ -139,7 +139,7 @@ export class MultiReader {
 
   /** The root hash of every store (served or not) at whole version `version`, each read checked whole. */
   storeHashes(version: number): Map<string, Uint8Array> {
-    this.open();
+    this.ensureOpen();
     this.checkWhole(version);
     // Begin every read before taking any hash, so that a rollback in between shows as VERSION_ROLLED_BACK. A store
     // that joined the folder after `version` is not under its app hash.
@@ -156,7 +156,7 @@ export class MultiReader {
    * hashes if the marker lost its row). Null for a plain store folder.
    */
   appHashAt(version: number): Uint8Array | null {
-    this.open();
+    this.ensureOpen();
     if (this.marker === undefined) return null;
     this.checkWhole(version);
     // Read first: VERSION_ROLLED_BACK when a rollback since refresh() replaced the version, whose new app hash the
@@ -210,7 +210,7 @@ export class MultiReader {
     }
   }
 
-  private open(): void {
+  private ensureOpen(): void {
     if (this.closed) throw new IavlError("CLOSED", "the read-only multi-store is closed");
   }
 }

@@ -87,7 +87,7 @@ export class MultiTree {
 
   /** The store `name`. */
   tree(name: string): Tree {
-    this.open();
+    this.ensureOpen();
     const t = this.trees.get(name);
     if (t === undefined) throw new IavlError("INVALID_ARGUMENT", `no store named ${name} (stores: ${[...this.trees.keys()].join(", ")})`);
     return t;
@@ -95,24 +95,25 @@ export class MultiTree {
 
   /** Names of the stores, sorted. */
   get names(): string[] {
+    this.ensureOpen();
     return [...this.trees.keys()];
   }
 
   /** The last version committed by every store. */
   get version(): number {
-    this.open();
+    this.ensureOpen();
     return this.lastVersion;
   }
 
   /** The app hash of the last committed version (computed from the stores' hashes). */
   get appHash(): Uint8Array {
-    this.open();
+    this.ensureOpen();
     return commitInfoHash(new Map([...this.trees].map(([n, t]) => [n, t.hash])));
   }
 
   /** Commits every store at the next version; the version is whole once this returns. */
   commit(): MultiCommitResult {
-    this.open();
+    this.ensureOpen();
     const version = this.lastVersion + 1;
     const hashes = new Map<string, Uint8Array>();
     try {
@@ -135,7 +136,7 @@ export class MultiTree {
 
   /** The app hash recorded for committed `version`. */
   appHashAt(version: number): Uint8Array {
-    this.open();
+    this.ensureOpen();
     checkVersion(version);
     const h = this.marker.appHashAt(version);
     if (h === undefined) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed by this multi-store`);
@@ -148,7 +149,7 @@ export class MultiTree {
    * phases, named `<store>: <phase>`. The marker forgets the app hashes of the versions no store keeps.
    */
   async prune(version: number, options: PruneOptions = {}): Promise<Map<string, PruneResult>> {
-    this.open();
+    this.ensureOpen();
     checkVersion(version);
     checkObject(options, "the prune options");
     const { onProgress } = options;
@@ -177,7 +178,8 @@ export class MultiTree {
     }
   }
 
-  private open(): void {
+  /** Throws `CLOSED` after {@link close}, and `CORRUPT` after a commit failed part-way. */
+  private ensureOpen(): void {
     if (this.closed) throw new IavlError("CLOSED", "the multi-store is closed");
     if (this.failed !== undefined) {
       throw new IavlError("CORRUPT", `a commit failed part-way (${(this.failed as Error).message}); reopen to continue from the last whole version`);

@@ -78,19 +78,19 @@ export class Tree {
 
   /** The last committed version (0 before the first commit). */
   get version(): number {
-    this.open();
+    this.ensureOpen();
     return this.state.version;
   }
 
   /** Root hash of the last committed version (the empty hash before the first commit). */
   get hash(): Uint8Array {
-    this.open();
+    this.ensureOpen();
     return digestBytes(this.state.hash);
   }
 
   /** Number of keys in the last committed version. */
   get size(): number {
-    this.open();
+    this.ensureOpen();
     return this.state.size;
   }
 
@@ -99,14 +99,14 @@ export class Tree {
    * is refused with `INVALID_ARGUMENT`, and nothing changes.
    */
   set(key: Uint8Array, value: Uint8Array): void {
-    this.open();
+    this.ensureOpen();
     checkEntry(key, value);
     this.state.set(key, value);
   }
 
   /** The value of `key` in the working state, or undefined. */
   get(key: Uint8Array): Uint8Array | undefined {
-    this.open();
+    this.ensureOpen();
     checkKey(key);
     return this.state.get(key);
   }
@@ -118,7 +118,7 @@ export class Tree {
 
   /** Removes `key` from the working state; true when it was present. */
   remove(key: Uint8Array): boolean {
-    this.open();
+    this.ensureOpen();
     checkKey(key);
     return this.state.remove(key);
   }
@@ -128,20 +128,20 @@ export class Tree {
    * working state while the iterator is open makes its next step throw `CONCURRENT_MODIFICATION`.
    */
   *iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
-    this.open();
+    this.ensureOpen();
     checkIterateOptions(opts);
-    yield* this.state.iterate(opts, () => this.open());
+    yield* this.state.iterate(opts, () => this.ensureOpen());
   }
 
   /** The root hash the working state would commit to. */
   workingHash(): Uint8Array {
-    this.open();
+    this.ensureOpen();
     return digestBytes(this.state.workingHash());
   }
 
   /** Commits the working state as the next version. Nothing changes when the store refuses the write. */
   commit(): CommitResult {
-    this.open();
+    this.ensureOpen();
     const c = this.state.next();
     this.backend.commit(c);
     this.state.committedAs(c);
@@ -150,12 +150,12 @@ export class Tree {
 
   /** A read-only view of committed `version`. */
   at(version: number): ReadonlyTree {
-    this.open();
+    this.ensureOpen();
     checkVersion(version);
     if (version > this.state.version) {
       throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.state.version})`);
     }
-    return this.backend.view(version, () => this.open());
+    return this.backend.view(version, () => this.ensureOpen());
   }
 
   /**
@@ -166,11 +166,11 @@ export class Tree {
    * bounded. A version whose changes are gone (pruned, or imported) throws `VERSION_PRUNED`.
    */
   *changes(from: number, to: number): IterableIterator<VersionChange> {
-    this.open();
+    this.ensureOpen();
     checkVersionRange(from, to);
     if (to > this.state.version) throw new IavlError("VERSION_NOT_FOUND", `version ${to} was never committed (latest is ${this.state.version})`);
     for (let v = from; v <= to; v++) {
-      for (const c of this.backend.changes(v, () => this.open())) yield { version: v, key: c.key, value: c.value };
+      for (const c of this.backend.changes(v, () => this.ensureOpen())) yield { version: v, key: c.key, value: c.value };
     }
   }
 
@@ -181,22 +181,22 @@ export class Tree {
    * last change before `from`. A store answers from one range of its `(key, version)` index: no replay, no tree walk.
    */
   history(key: Uint8Array, options?: HistoryOptions): KeyHistory {
-    this.open();
+    this.ensureOpen();
     checkKey(key);
     const q = historyQuery(options);
     if (this.state.version === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
-    return this.backend.history(key, q, this.state.version, () => this.open());
+    return this.backend.history(key, q, this.state.version, () => this.ensureOpen());
   }
 
   /** The committed versions still readable, oldest first. */
   versions(): number[] {
-    this.open();
+    this.ensureOpen();
     return this.backend.versions();
   }
 
   /** An ICS23 proof of `key` against {@link Tree.hash} (the last committed version). */
   proof(key: Uint8Array): CommitmentProof {
-    this.open();
+    this.ensureOpen();
     if (this.state.version === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
     return this.at(this.state.version).proof(key);
   }
@@ -207,7 +207,7 @@ export class Tree {
    * work runs in a worker thread while this tree goes on committing; the promise settles once the space is reclaimed.
    */
   async prune(version: number, options: PruneOptions = {}): Promise<PruneResult> {
-    this.open();
+    this.ensureOpen();
     checkVersion(version);
     checkObject(options, "the prune options");
     if (options.keepEvery !== undefined) checkVersion(options.keepEvery);
@@ -219,7 +219,7 @@ export class Tree {
 
   /** Resolves when every committed version is durable (immediately unless durability is "async"). */
   async flush(): Promise<void> {
-    this.open();
+    this.ensureOpen();
     await this.backend.flush();
   }
 
@@ -231,7 +231,7 @@ export class Tree {
     this.backend.close();
   }
 
-  private open(): void {
+  private ensureOpen(): void {
     if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
   }
 }

@@ -48,7 +48,7 @@ export class ReadOnlyStore implements ReadonlyTree {
 
   /** The version this handle reads (0 when the store has none yet). */
   get version(): number {
-    this.open();
+    this.ensureOpen();
     return this.start?.row.version ?? 0;
   }
 
@@ -67,7 +67,7 @@ export class ReadOnlyStore implements ReadonlyTree {
    * number committed again with other content.
    */
   refresh(): number {
-    this.open();
+    this.ensureOpen();
     const since = this.store.versions.rollbacks();
     const latest = this.store.versions.latest();
     this.refreshedSince = since;
@@ -106,7 +106,7 @@ export class ReadOnlyStore implements ReadonlyTree {
 
   /** A view of committed `version` (any kept version, older or newer than {@link version}). */
   at(version: number): ReadonlyTree {
-    this.open();
+    this.ensureOpen();
     checkVersion(version);
     return this.view(startRead(this.store, version));
   }
@@ -117,14 +117,14 @@ export class ReadOnlyStore implements ReadonlyTree {
    * version is one such).
    */
   atRefreshed(version: number): ReadonlyTree {
-    this.open();
+    this.ensureOpen();
     checkVersion(version);
     return this.view(this.startSince(version, this.refreshedSince));
   }
 
   /** @internal The first version this store committed or imported: it holds no version before it. */
   firstVersion(): number {
-    this.open();
+    this.ensureOpen();
     return this.store.versions.first();
   }
 
@@ -142,7 +142,7 @@ export class ReadOnlyStore implements ReadonlyTree {
    * rollback replaces a version the stream has read or is yet to read, its next step throws `VERSION_ROLLED_BACK`.
    */
   changes(from: number, to: number): IterableIterator<VersionChange> {
-    this.open();
+    this.ensureOpen();
     checkVersionRange(from, to);
     // Counted now, not at the first step: a rollback between the call and the first step counts too.
     return this.eachVersion(from, to, this.store.versions.rollbacks(), function* (v, view) {
@@ -155,7 +155,7 @@ export class ReadOnlyStore implements ReadonlyTree {
    * {@link VersionView.operations}): what a replica replays. All of one history, as {@link changes}.
    */
   operations(from: number, to: number): IterableIterator<VersionOperations> {
-    this.open();
+    this.ensureOpen();
     checkVersionRange(from, to);
     return this.eachVersion(from, to, this.store.versions.rollbacks(), (v, view) => [{ version: v, hash: view.hash, ops: view.operations() }]);
   }
@@ -164,7 +164,7 @@ export class ReadOnlyStore implements ReadonlyTree {
   private *eachVersion<T>(from: number, to: number, since: number, read: (v: number, view: VersionView) => Iterable<T>): IterableIterator<T> {
     for (let v = from; v <= to; v++) {
       // The handle may have been closed between two steps of the stream.
-      this.open();
+      this.ensureOpen();
       // A rollback below v replaced v (or deleted it), and every version read before it too if it went lower.
       yield* read(v, this.view(this.startSince(v, since)));
     }
@@ -175,7 +175,7 @@ export class ReadOnlyStore implements ReadonlyTree {
    * when a rollback since the last {@link refresh} replaced that version.
    */
   history(key: Uint8Array, options?: HistoryOptions): KeyHistory {
-    this.open();
+    this.ensureOpen();
     checkKey(key);
     const q = historyQuery(options);
     if (this.version === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
@@ -188,13 +188,13 @@ export class ReadOnlyStore implements ReadonlyTree {
 
   /** The committed versions kept, oldest first. */
   versions(): number[] {
-    this.open();
+    this.ensureOpen();
     return this.store.versions.list();
   }
 
   /** The oldest committed version kept (0 when none): one seek, where {@link versions} reads them all. */
   earliest(): number {
-    this.open();
+    this.ensureOpen();
     return this.store.versions.earliest() ?? 0;
   }
 
@@ -207,15 +207,15 @@ export class ReadOnlyStore implements ReadonlyTree {
   }
 
   private current(): VersionView | undefined {
-    this.open();
+    this.ensureOpen();
     return this.start === undefined ? undefined : this.view(this.start);
   }
 
   private view(start: ReadStart): VersionView {
-    return new VersionView(new VersionRead(this.store, start, () => this.open()), () => this.trees.tree(start.row));
+    return new VersionView(new VersionRead(this.store, start, () => this.ensureOpen()), () => this.trees.tree(start.row));
   }
 
-  private open(): void {
+  private ensureOpen(): void {
     if (this.closed) throw new IavlError("CLOSED", "the read-only store is closed");
   }
 }
