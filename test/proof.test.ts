@@ -25,6 +25,17 @@ function expectIavlError(f: () => unknown, code: string): void {
   expect((caught as IavlError).code).toBe(code);
 }
 
+/** The IavlError `f` throws. */
+function errorOf(f: () => unknown): IavlError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof IavlError) return e;
+    throw e;
+  }
+  throw new Error("nothing was thrown");
+}
+
 /** The committed state of one version of the TestTreeHash ops, sorted by key. */
 interface VersionModel {
   version: number;
@@ -335,9 +346,14 @@ describe.each(backends)("ICS23 proofs of small trees ($name)", ({ make }) => {
     tree.commit();
     expectIavlError(() => tree.proof(b("e")), "EMPTY_VALUE_PROOF");
     expectIavlError(() => tree.at(1).proof(b("e")), "EMPTY_VALUE_PROOF");
-    // A neighbour with an empty value cannot be proven either.
-    expectIavlError(() => tree.proof(b("d")), "EMPTY_VALUE_PROOF");
-    expectIavlError(() => tree.proof(b("f")), "EMPTY_VALUE_PROOF");
+    expect(errorOf(() => tree.proof(b("e"))).message).toBe(`ICS23 cannot prove key ${toHex(b("e"))}: its value is empty`);
+    // A neighbour with an empty value cannot be proven either: the message names the absent key asked for first.
+    for (const absent of ["d", "f"]) {
+      expectIavlError(() => tree.proof(b(absent)), "EMPTY_VALUE_PROOF");
+      expect(errorOf(() => tree.proof(b(absent))).message).toMatch(
+        new RegExp(`^ICS23 cannot prove that key ${toHex(b(absent))} is absent: .*its neighbour ${toHex(b("e"))} has an empty value`),
+      );
+    }
     // Keys whose proofs do not touch the empty value still work.
     const pa = tree.proof(b("a"));
     expect(verifyMembership(pa, iavlSpec, tree.hash, b("a"), b("1"))).toBe(true);

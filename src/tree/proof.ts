@@ -20,14 +20,28 @@ function header(values: number[]): Uint8Array {
 
 const LEN32 = new Uint8Array([32]);
 
-function existence(root: number, key: ByteString, src: NodeSource, valueOf: ValueOf): ics23.IExistenceProof {
+const hex = (key: ByteString): string => Buffer.from(key, "latin1").toString("hex");
+
+/**
+ * The existence proof of `key`, or, with `absent`, of `key` as the neighbour of the absent key a non-existence proof
+ * is asked of. ICS23 proves no leaf with an empty value (@confio/ics23's `applyLeaf` throws "Missing value", Go's
+ * `LeafOp.Apply` "leaf op needs value"), so that neither the key nor an absent key beside it can be proven then:
+ * `EMPTY_VALUE_PROOF`, naming the key asked of. (cosmos/iavl builds such a neighbour's proof all the same, and no
+ * verifier accepts it.)
+ */
+function existence(root: number, key: ByteString, src: NodeSource, valueOf: ValueOf, absent?: ByteString): ics23.IExistenceProof {
   const t = src.t;
   const path = pathTo(root, key, src);
   if (path === undefined) throw new Error("iavlite: existence proof of an absent key");
   const leaf = path[path.length - 1]!;
   const value = valueOf(t, leaf);
   if (value.length === 0) {
-    throw new IavlError("EMPTY_VALUE_PROOF", `ICS23 cannot prove key ${Buffer.from(key, "latin1").toString("hex")}: its value is empty`);
+    throw new IavlError(
+      "EMPTY_VALUE_PROOF",
+      absent === undefined
+        ? `ICS23 cannot prove key ${hex(key)}: its value is empty`
+        : `ICS23 cannot prove that key ${hex(absent)} is absent: the proof of an absent key is made of its neighbours' proofs, and its neighbour ${hex(key)} has an empty value, which ICS23 cannot prove`,
+    );
   }
   const ops: ics23.IInnerOp[] = [];
   for (let i = path.length - 2; i >= 0; i--) {
@@ -72,7 +86,7 @@ export function createProof(root: number, key: Uint8Array, src: NodeSource, valu
   const nonexist: ics23.INonExistenceProof = { key };
   const left = index >= 1 ? leafAt(root, index - 1, src) : NONE;
   const right = leafAt(root, index, src);
-  if (left !== NONE) nonexist.left = existence(root, src.t.key(left), src, valueOf);
-  if (right !== NONE) nonexist.right = existence(root, src.t.key(right), src, valueOf);
+  if (left !== NONE) nonexist.left = existence(root, src.t.key(left), src, valueOf, k);
+  if (right !== NONE) nonexist.right = existence(root, src.t.key(right), src, valueOf, k);
   return { nonexist };
 }
