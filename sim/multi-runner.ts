@@ -160,7 +160,8 @@ export class MultiRun {
     const typo = `${first!}x`;
     const before = multiStoreNames(this.dir);
     const o = this.openOptions();
-    for (const addStores of [o.addStores, [...(o.addStores ?? []), typo]]) {
+    const added = (o.addStores ?? []).filter((n) => n !== first);
+    for (const addStores of [added, [...added, typo]]) {
       const e = catching(() => MultiTree.open(this.dir, { ...o, stores: [typo, ...rest], addStores }).close());
       if (codeOf(e) !== "STORES_MISMATCH") this.fail(`opening with store ${first!} misspelled ${typo} gave ${e === undefined ? "a writer" : `${codeOf(e) ?? (e as Error).name}: ${(e as Error).message}`}, not STORES_MISMATCH`);
     }
