@@ -17,6 +17,8 @@ export class Proc {
   readonly lines: string[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr = "";
+  /** True once the child has exited and its output was read to the end. */
+  closed = false;
   private waiters: Array<() => void> = [];
 
   constructor(readonly p: ChildProcess) {
@@ -29,23 +31,41 @@ export class Proc {
       this.waiters.splice(0).forEach((w) => w());
     });
     p.stderr!.on("data", (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((resolve) => p.on("exit", (code, signal) => (resolve({ code, signal }), this.waiters.splice(0).forEach((w) => w()))));
+    // "close", not "exit": by then every line the child printed has been read.
+    this.exited = new Promise((resolve) =>
+      p.on("close", (code, signal) => {
+        this.closed = true;
+        if (buf !== "") this.lines.push(buf);
+        resolve({ code, signal });
+        this.waiters.splice(0).forEach((w) => w());
+      }),
+    );
   }
 
-  /** Resolves with the first line matching `re`. */
-  async line(re: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      for (const l of this.lines) {
-        const m = re.exec(l);
+  /**
+   * Resolves with the first line at index `from` or later that matches `re`; rejects once the child has exited
+   * without printing one. There is no deadline: a child on a busy machine may take long, and the test's timeout is
+   * the safety net.
+   */
+  async line(re: RegExp, from = 0): Promise<RegExpMatchArray> {
+    for (let i = from; ; ) {
+      for (; i < this.lines.length; i++) {
+        const m = re.exec(this.lines[i]!);
         if (m !== null) return m;
       }
-      if (this.p.exitCode !== null || Date.now() > until) throw new Error(`no line ${re} (exit ${this.p.exitCode}): ${this.stderr}`);
-      await new Promise<void>((r) => {
-        this.waiters.push(r);
-        setTimeout(r, 200);
-      });
+      if (this.closed) {
+        throw new Error(`no line ${re} (exit ${this.p.exitCode ?? this.p.signalCode}): ${this.stderr}`);
+      }
+      await new Promise<void>((r) => this.waiters.push(r));
     }
+  }
+
+  /** The lines matching `re`, their first group as a number (e.g. the versions of "committed N" lines). */
+  numbers(re: RegExp): number[] {
+    return this.lines.flatMap((l) => {
+      const m = re.exec(l);
+      return m === null ? [] : [Number(m[1])];
+    });
   }
 }
 
