@@ -185,3 +185,23 @@ export function branchRowsProblem(dir: string): string | undefined {
   const left = [...rows.stored].filter((id) => !rows.reached.has(id));
   return left.length === 0 ? undefined : `${left.length} branch row(s) that no kept tree holds are stored after a prune, e.g. ${left.slice(0, 3).join(", ")}`;
 }
+
+/**
+ * What is wrong with the leaves rows of a closed store whose prunes are all finished and that keeps no snapshots (no
+ * `keepEvery`), or undefined. Kept versions read, at or before the version replays start from (the base), only each
+ * key's newest row: an older one there is dead, and so is a removal row of a pruned version with nothing under it to
+ * hide. Knows the layout as {@link corruptStoredNodeHash} does.
+ */
+export function leafRowsProblem(dir: string): string | undefined {
+  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+  try {
+    const meta = (name: string): number => (db.prepare("SELECT value FROM meta WHERE name = ?").pluck().get(name) as number | undefined) ?? 0;
+    const [base, prunedTo] = [meta("base_version"), meta("pruned_to")];
+    const extra = db.prepare("SELECT count(*) FROM leaves WHERE version <= ? GROUP BY key HAVING count(*) > 1").pluck().all(base) as number[];
+    if (extra.length > 0) return `${extra.length} key(s) with more than one row at or before the base (version ${base}) after a prune`;
+    const removals = db.prepare("SELECT count(*) FROM leaves WHERE version <= ? AND version <= ? AND hash IS NULL").pluck().get(base, prunedTo) as number;
+    return removals === 0 ? undefined : `${removals} removal row(s) of pruned versions at or before the base (version ${base}) after a prune`;
+  } finally {
+    db.close();
+  }
+}

@@ -6,7 +6,7 @@ import { toHex, Tree } from "../src/index.js";
 import { storeInfo } from "../src/cli/info-summary.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
-import { branchRows, codeOf } from "./helpers.js";
+import { branchRows, codeOf, leafRowsProblem } from "./helpers.js";
 
 /** Expected hash and a sample of contents per version, from a memory tree fed the same operations. */
 function model(upTo: number): { hashes: string[]; tree: Tree } {
@@ -203,5 +203,40 @@ describe("branch rows", () => {
     }
     for (const v of [141, 150]) expect(reopened.at(v).audit()).toMatchObject({ ok: true, faults: [] });
     reopened.close();
+  });
+});
+
+describe("leaves rows", () => {
+  it("a removal kept because its version was the first kept goes once a later prune passes that version", async () => {
+    const dir = tempDir();
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`k${i}`);
+    const m = Tree.memory();
+    const both = (fn: (t: Tree) => void, t: Tree): string => {
+      fn(t);
+      fn(m);
+      const hash = toHex(t.commit().hash);
+      expect(hash).toBe(toHex(m.commit().hash));
+      return hash;
+    };
+    let t = Tree.open(dir, { checkpointInterval: 5 });
+    for (let v = 1; v <= 20; v++) both((x) => x.set(key(v), new TextEncoder().encode(`v${v}`)), t);
+    // Version 21 removes ten keys, and a close makes it a checkpoint (out of the every-5 rhythm).
+    both((x) => [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].forEach((i) => x.remove(key(i))), t);
+    t.close();
+    t = Tree.open(dir, { checkpointInterval: 5 });
+    for (let v = 22; v <= 30; v++) both((x) => x.set(key(100 + v), new TextEncoder().encode(`v${v}`)), t);
+    // Version 21 is the first kept and the version replays start from: its removal rows stay (its changes are read
+    // from them).
+    await t.prune(20);
+    expect(t.versions()[0]).toBe(21);
+    expect([...t.changes(21, 21)].filter((c) => c.value === null)).toHaveLength(10);
+    // Once 21 is pruned too, the rows under its removals are long gone: they hide nothing, and go.
+    await t.prune(27);
+    t.close();
+    expect(leafRowsProblem(dir)).toBeUndefined();
+    const again = Tree.open(dir);
+    expect(again.versions()[0]).toBe(28);
+    for (const v of [28, 30]) expect([...again.at(v).iterate()].map(([k, x]) => toHex(k) + toHex(x))).toEqual([...m.at(v).iterate()].map(([k, x]) => toHex(k) + toHex(x)));
+    again.close();
   });
 });

@@ -55,11 +55,24 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
     // Read before the deletions below take the checkpoint rows it looks at.
     const base = store.versions.replayBase(keepFrom);
     const earlier = sql(db, "SELECT version FROM versions WHERE version <= ?").pluck().all(prunedTo) as number[];
+    // The last version an earlier prune's values step went through may have been kept then (its first kept version,
+    // and the version replays start from): its removal rows stayed. Read before its row goes below.
+    const swept = metaNumber(db, "leaves_pruned_to");
+    const sweptRow = swept === undefined ? undefined : store.versions.row(swept);
     const removed =
       keepEvery === undefined
         ? sql(db, "DELETE FROM versions WHERE version < ?").run(asked).changes
         : sql(db, "DELETE FROM versions WHERE version < ? AND NOT (checkpoint = 1 AND version % ? = 0)").run(asked, keepEvery).changes;
     const snapshots = sql(db, "SELECT version FROM versions WHERE version < ? ORDER BY version").pluck().all(keepFrom) as number[];
+    // Pruned now, that version's removals with no older row of their key under them hide nothing (see plan.ts):
+    // deleted with its version row, so that no crash leaves them behind for good.
+    if (sweptRow?.firstLeaf != null && sweptRow.leafRows != null && store.versions.row(sweptRow.version) === undefined) {
+      sql(
+        db,
+        `DELETE FROM leaves WHERE id >= ? AND id < ? AND version = ? AND hash IS NULL
+           AND NOT EXISTS (SELECT 1 FROM leaves AS older WHERE older.key = leaves.key AND older.version < leaves.version)`,
+      ).run(sweptRow.firstLeaf, sweptRow.firstLeaf + sweptRow.leafRows, sweptRow.version);
+    }
     // Recorded even when the base is itself kept: a base recorded earlier names a tree whose branches this prune may
     // delete (replays never use it once a newer checkpoint is kept, but nothing should name what is gone).
     if (base !== undefined) {
