@@ -1,28 +1,38 @@
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
+import { branchRowsProblem, leafRowsProblem } from "./helpers.js";
 import { applyVersion } from "./fixtures/version-ops.js";
+import { node } from "./processes.js";
 
 const child = fileURLToPath(new URL("./fixtures/prune-child.ts", import.meta.url));
 
-function killDuringPrune(dir: string, upTo: number, delayMs: number): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", child, dir, String(upTo)], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (out.includes("pruning\n") && !p.killed) setTimeout(() => p.kill("SIGKILL"), delayMs);
-    });
-    p.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    p.on("exit", (_c, signal) => (signal === "SIGKILL" ? resolve(out.includes("pruned")) : reject(new Error(err))));
-  });
+/** Where a killed child was: the latest version before its prune, the last commit it saw return, and its prune's state. */
+interface Killed {
+  latest: number;
+  last: number;
+  /** "holding K <phase>": stopped after its K-th progress report; "pruned": the prune had ended; "unreported": neither. */
+  state: string;
+}
+
+/**
+ * Runs the child: it prunes every version ≤ `upTo` while it commits, and is killed (SIGKILL) with the prune stopped
+ * right after its first progress report of phase `holdAt` (the child holds the write lock from there), or at once
+ * when `holdAt` is undefined, before the prune could do more than perhaps its first step.
+ */
+async function killDuringPrune(dir: string, upTo: number, holdAt: string | undefined): Promise<Killed> {
+  const p = node([child, dir, String(upTo), holdAt ?? "(none)"]);
+  const latest = Number((await p.line(/^latest (\d+)$/))[1]);
+  const state = holdAt === undefined ? "unreported" : (await p.line(/^(holding \d+ .*|pruned)$/))[1]!;
+  p.p.kill("SIGKILL");
+  const { signal } = await p.exited;
+  if (signal !== "SIGKILL") throw new Error(`the child exited on its own: ${p.stderr}`);
+  return { latest, last: Math.max(latest, ...p.numbers(/^committed (\d+)$/)), state };
 }
 
 describe("SIGKILL during a prune", () => {
-  it("reopens with every kept version intact, and the prune can be run again", async () => {
+  it("reopens with every kept version intact, and the prune run again removes exactly what it should", async () => {
     const dir = tempDir();
     const model = Tree.memory();
     const hashes = [""];
@@ -32,32 +42,48 @@ describe("SIGKILL during a prune", () => {
         hashes.push(toHex(model.commit().hash));
       }
     };
+    const entries = (t: ReturnType<Tree["at"]>): string[] => [...t.iterate()].map(([k, x]) => toHex(k) + toHex(x));
     const t = Tree.open(dir, { checkpointInterval: 5, shardSize: 10 });
     for (let v = 1; v <= 120; v++) {
       applyVersion(t, v);
       t.commit();
     }
     t.close();
-    let target = 60;
-    const delays = [30, 150, 400, 800, 1200, 2000];
-    for (const delay of delays) {
-      await killDuringPrune(dir, target, delay);
+    // Each prune is stopped at a step it reported: before any, and after each phase in turn. Each prunes 20 versions
+    // or more, so that its values take two steps (16 versions a step) and every phase named here is reported.
+    const rounds: Array<[target: number, holdAt: string | undefined]> = [
+      [60, undefined],
+      [80, "versions"],
+      [100, "values"],
+      [120, "branches"],
+      [140, "shards"],
+      [160, "done"],
+    ];
+    for (const [target, holdAt] of rounds) {
+      const killed = await killDuringPrune(dir, target, holdAt);
+      if (holdAt !== undefined) expect(killed.state, "the prune reported the phase before it ended").toMatch(new RegExp(`^holding \\d+ ${holdAt}`));
       const r = Tree.open(dir);
+      expect(killed.latest).toBeGreaterThanOrEqual(target + 10);
+      expect(r.version).toBeGreaterThanOrEqual(killed.last);
       extend(r.version);
       const kept = r.versions();
+      // Once the prune reported progress, its first step (removing the versions) has committed.
+      if (holdAt !== undefined) expect(kept[0]).toBe(target + 1);
+      else expect(kept[0]).toBeLessThanOrEqual(target + 1);
       // Everything after the prune target survives, whatever the moment of the kill.
       for (let v = target + 1; v <= r.version; v++) expect(kept).toContain(v);
-      for (const v of kept) expect(toHex(r.at(v).hash)).toBe(hashes[v]);
-      // Reads of the oldest kept version still match the model.
-      const oldest = kept[0]!;
-      const got = [...r.at(oldest).iterate()].slice(0, 200).map(([k, x]) => toHex(k) + toHex(x));
-      expect(got).toEqual([...model.at(oldest).iterate()].slice(0, 200).map(([k, x]) => toHex(k) + toHex(x)));
-      // The interrupted prune runs again to completion.
-      await r.prune(target);
-      expect(r.versions()[0]).toBe(target + 1);
-      for (const v of [target + 1, r.version]) expect(toHex(r.at(v).hash)).toBe(hashes[v]);
+      for (const v of kept) expect(toHex(r.at(v).hash), `version ${v}`).toBe(hashes[v]);
+      // Reads of the oldest kept version match the model.
+      expect(entries(r.at(kept[0]!))).toEqual(entries(model.at(kept[0]!)));
+      // The interrupted prune runs again to completion, and leaves the rows the kept versions need, no more.
+      expect((await r.prune(target)).keptFrom).toBe(target + 1);
+      expect(r.versions()).toEqual(kept.filter((v) => v > target));
+      for (const v of [target + 1, r.version]) expect(entries(r.at(v))).toEqual(entries(model.at(v)));
+      for (const v of r.versions()) expect(toHex(r.at(v).hash), `version ${v}`).toBe(hashes[v]);
       r.close();
-      target += 15;
+      expect(branchRowsProblem(dir)).toBeUndefined();
+      expect(leafRowsProblem(dir)).toBeUndefined();
     }
-  }, 240_000);
+    // A safety net: nothing here waits on the clock (a busy machine makes each child and prune thread slow to start).
+  }, 600_000);
 });
