@@ -31,13 +31,21 @@ async function query(url: string, path: string): Promise<{ status: number; text:
   }
 }
 
+const VERSION = /^version (\d+)$/;
+
+/** Resolves once `p` (a replica) has printed `n` more versions than it has now. */
+async function moreVersions(p: Proc, n: number): Promise<void> {
+  const want = p.numbers(VERSION).length + n;
+  while (p.numbers(VERSION).length < want) await p.line(VERSION, p.lines.length);
+}
+
 describe("iavlite follow beside a writer, its service and the replica's service", () => {
   it("answers as the source at every height, through kills of the replica and of the source's service", async () => {
     const COUNT = 150;
     const KEEP = 60;
     const src = tempDir("iavlite-follow-src-");
     const replica = `${tempDir("iavlite-follow-")}/replica`;
-    // The writer goes on past COUNT until the replica's answers were compared while it wrote (a busy machine slows it).
+    // The writer goes on past COUNT until the test has seen all it needs while it wrote (a busy machine slows it).
     const enough = `${tempDir("iavlite-follow-enough-")}/enough`;
     const writer = node([writerScript, src, String(COUNT), String(KEEP), "100", enough]);
     await writer.line(/"v":3,/);
@@ -45,22 +53,30 @@ describe("iavlite follow beside a writer, its service and the replica's service"
     const port = new URL(source.url).port;
     const startFollower = (): Proc => node([main, "follow", source.url, replica, "--wait-ms", "300", "--retry-ms", "50"]);
     let follower = startFollower();
-    await follower.line(/^version \d+$/);
+    await follower.line(VERSION);
     const mirror = await serve(replica, "--refresh-ms", "5");
     const rand = rng(7);
     let latest = 0;
     const stats = { same: 0, sameWhileWriting: 0, pruned: 0, followerKills: 0, sourceKills: 0, mirrorDown: 0, sourceDown: 0, restarted: 0 };
     // The versions each replica process committed, in its order.
     const runs: number[][] = [];
-    const collect = (p: Proc): void => void runs.push(p.lines.flatMap((l) => (/^version (\d+)$/.exec(l) ? [Number(l.slice(8))] : [])));
+    const collect = (p: Proc): void => void runs.push(p.numbers(VERSION));
 
     let writing = true;
     void writer.exited.then(() => (writing = false));
-    // At least three kills, after the writer's end if its life was too short for them (a busy machine).
+    // Answers compared: each comparison wakes the one who waits for more.
+    let compared: () => void = () => undefined;
+    const moreCompared = (n: number): Promise<void> => {
+      const want = stats.same + n;
+      return new Promise((resolve) => (compared = () => stats.same >= want && resolve()));
+    };
+    // Four kills in a random order, each at a state: once answers were compared since the last kill and the replica
+    // has committed a few more versions (from the source's service now up: so it follows that one).
     const chaos = (async () => {
-      while (writing || stats.followerKills + stats.sourceKills < 3) {
-        await sleep(400 + rand() * 600);
-        if (rand() < 0.5) {
+      for (const victim of ["replica", "source", "replica", "source"].sort(() => rand() - 0.5)) {
+        await moreCompared(2);
+        await moreVersions(follower, 1 + Math.floor(rand() * 4));
+        if (victim === "replica") {
           follower.p.kill("SIGKILL");
           await follower.exited;
           collect(follower);
@@ -70,17 +86,23 @@ describe("iavlite follow beside a writer, its service and the replica's service"
           source.proc.p.kill("SIGKILL");
           await source.proc.exited;
           stats.sourceKills++;
-          await sleep(200);
           source = await serve(src, "--port", port);
         }
       }
+      // Enough seen while the writer writes: it may stop once its COUNT versions are in.
+      while (stats.sameWhileWriting <= 15) await moreCompared(1);
+      while (runs.flat().length + follower.numbers(VERSION).length <= 20) await moreVersions(follower, 1);
+      writeFileSync(enough, "");
     })();
 
-    // Compares the two services at heights both hold, while all this goes on, and on after it until 40 answers were
-    // compared (how many fit in the writer's life depends on how busy the machine is).
-    let last = COUNT;
+    let chaosFailed: unknown;
+    chaos.catch((e: unknown) => (chaosFailed = e));
+
+    // Compares the two services at heights both hold, while all this goes on, and after it until the replica has
+    // the writer's last version and 40 answers were compared.
+    let last = Number.POSITIVE_INFINITY;
     while (writing || latest < last || stats.same < 40) {
-      if (stats.sameWhileWriting > 15) writeFileSync(enough, "");
+      if (chaosFailed !== undefined) throw chaosFailed;
       if (!writing) last = lastVersion(writer);
       const status = await query(mirror.url, "/v1/status");
       if (status.status !== 200) {
@@ -89,7 +111,10 @@ describe("iavlite follow beside a writer, its service and the replica's service"
         continue;
       }
       latest = (JSON.parse(status.text) as { latest: number }).latest;
-      if (latest === 0) continue;
+      if (latest === 0) {
+        await sleep(20);
+        continue;
+      }
       const height = Math.max(1, latest - Math.floor(rand() * 8));
       const store = SERVE_STORES[Math.floor(rand() * 3)]!;
       const path = `/v1/query?store=${store}&key=${toHex(b(`k${Math.floor(rand() * 320)}`))}&height=${height}&prove=true`;
@@ -113,15 +138,10 @@ describe("iavlite follow beside a writer, its service and the replica's service"
       expect(proofsVerify(JSON.parse(mine.text) as QueryJson, store)).toBe(true);
       stats.same++;
       if (writing) stats.sameWhileWriting++;
+      compared();
     }
     await chaos;
     expect((await writer.exited).code).toBe(0);
-    // Caught up (by replaying, or from a new snapshot if it fell behind the source's pruning).
-    last = lastVersion(writer);
-    for (let t = Date.now(); latest < last && Date.now() - t < 30_000; await sleep(100)) {
-      const s = await query(mirror.url, "/v1/status");
-      if (s.status === 200) latest = (JSON.parse(s.text) as { latest: number }).latest;
-    }
     collect(follower);
 
     // The last app hash is the writer's; every version after the replica's snapshot was committed, in order.
@@ -131,10 +151,11 @@ describe("iavlite follow beside a writer, its service and the replica's service"
     // Each process committed versions one after another, none twice.
     for (const r of runs) expect(r.every((v, i) => i === 0 || v > r[i - 1]!)).toBe(true);
     expect(runs.flat().length).toBeGreaterThan(20);
-    expect(stats.sameWhileWriting).toBeGreaterThan(10);
-    expect(stats.followerKills + stats.sourceKills).toBeGreaterThan(2);
+    expect(stats.sameWhileWriting).toBeGreaterThan(15);
+    expect([stats.followerKills, stats.sourceKills]).toEqual([2, 2]);
     console.log(`follow: ${stats.sameWhileWriting} while writing, ${stats.same} answers equal, ${stats.pruned} pruned, ${stats.restarted} before a new snapshot, ${stats.followerKills} replica kills, ${stats.sourceKills} source kills`);
     follower.p.kill("SIGTERM");
     expect(await follower.exited).toEqual({ code: 0, signal: null });
-  }, 90_000);
+    // A safety net: every wait above is for a state (a line printed, answers compared, the writer's exit).
+  }, 600_000);
 });
