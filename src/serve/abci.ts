@@ -159,14 +159,19 @@ export async function cometRoutes(app: FastifyInstance, o: CometOptions): Promis
     health: { args: [], run: () => ({}) },
   };
 
-  /** Answers one JSON-RPC request object; undefined for a notification (no id), which gets no answer. */
+  /**
+   * Answers one JSON-RPC request object; undefined for a notification (a valid request without id), which gets no
+   * answer. What is not a valid request (`{"x":1}`) is answered -32600 whether it has an id or not, as JSON-RPC 2.0
+   * says.
+   */
   const call = (req: unknown): object | undefined => {
     if (typeof req !== "object" || req === null || Array.isArray(req)) return rpcError(null, new RpcError(-32600, "Invalid Request", "a request must be an object"));
     const r = req as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
     const id: Id = typeof r.id === "string" || typeof r.id === "number" ? r.id : null;
-    if (r.id === undefined || r.id === null) return undefined;
     try {
       if (r.jsonrpc !== "2.0") throw new RpcError(-32600, "Invalid Request", `jsonrpc must be "2.0"`);
+      if (typeof r.method !== "string") throw new RpcError(-32600, "Invalid Request", "method must be a string");
+      if (r.id === undefined || r.id === null) return undefined;
       if (typeof r.id !== "string" && typeof r.id !== "number") throw new RpcError(-32600, "Invalid Request", "id must be a string or a number");
       const method = typeof r.method === "string" ? methods[r.method] : undefined;
       if (method === undefined || !Object.hasOwn(methods, String(r.method))) throw new RpcError(-32601, "Method not found");
