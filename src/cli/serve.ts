@@ -14,6 +14,8 @@ interface ServeCliOptions {
   host: string;
   port: number;
   refreshMs: number;
+  stallTimeoutMs: number;
+  maxStreams: number;
   corsOrigin?: string[];
 }
 
@@ -30,6 +32,8 @@ export function registerServe(program: Command): void {
     .option("--host <host>", "address to listen on", hostArg, "127.0.0.1")
     .option("--port <port>", "port to listen on (0: a free port)", intArgOf(o.port), 26680)
     .option("--refresh-ms <ms>", "how stale the latest version may get before a request looks for a newer one", intArgOf(o.refreshMs), 20)
+    .option("--stall-timeout-ms <ms>", "close a connection whose client has not taken any of its answer's bytes for this long", intArgOf(o.stallTimeoutMs), 30_000)
+    .option("--max-streams <n>", "most /v1/ops, /v1/snapshot and /v1/changes streams at once; past it, 503 with Retry-After", intArgOf(o.maxStreams), 64)
     .option("--cors-origin <origin>", "let browser pages of this origin (https://app.example:8443, or * for any) read the answers; repeatable", corsOriginArg)
     .addHelpText("after", "\nServe only some stores of a multi-store folder with --store NAME, repeated. --json is refused: serve prints one line, `listening on URL`.")
     .action(action({ folder: "none", takes: ["store"] }, (dir: string, opts: ServeCliOptions, cmd: Command) => serve(dir, opts, cmd)));
@@ -56,6 +60,8 @@ async function serve(dir: string, opts: ServeCliOptions, cmd: Command): Promise<
     host: opts.host,
     port: opts.port,
     refreshMs: opts.refreshMs,
+    stallTimeoutMs: opts.stallTimeoutMs,
+    maxStreams: opts.maxStreams,
     corsOrigins: opts.corsOrigin ?? [],
     ...(stores === undefined ? {} : { stores }),
   });

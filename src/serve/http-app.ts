@@ -12,6 +12,7 @@ import { DrainingServer } from "./draining-server.js";
 import { ApiError, httpError, validationError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
 import { RouteMethods } from "./route-methods.js";
+import { watchStalls } from "./stall-watch.js";
 import { bodyLimitFor, MAX_BATCH, maxHeaderBytesFor, type ResolvedServeOptions } from "./serve-options.js";
 
 /** A fastify app with no route yet, bounded by `o`, counting what is answered below the routes in `metrics`. */
@@ -33,6 +34,7 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
         connectionsCheckingInterval: Math.min(1_000, o.requestTimeoutMs),
       }, handler);
       server.keepAliveTimeout = 72_000;
+      watchStalls(server, o.stallTimeoutMs);
       return server;
     },
     clientErrorHandler: clientErrorHandler(metrics, maxHeaderBytes, o.requestTimeoutMs),
@@ -53,7 +55,8 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
       : code === "FST_ERR_CTP_BODY_TOO_LARGE" ? tooLarge(bodyLimit, o.maxKeyBytes)
       : e,
     );
-    if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
+    // A full house of streams is the client's to wait out, not a fault to log (a line per refusal, under a flood).
+    if (status >= 500 && body.error.code !== "TOO_MANY_STREAMS") process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
     return reply.code(status).send(body);
   });
   // Every route, as registered (plugins inherit the hook): what 405 and OPTIONS answer from.

@@ -2,8 +2,10 @@
  * What a replica reads from the service (a fastify plugin under `/v1`): `GET /v1/ops`, each version's operations in
  * their original order with the hashes they led to (sync/ops-wire.ts), so that a replica replays them exactly and
  * checks every version; and `GET /v1/snapshot`, one kept version as the state-sync stream `iavlite export` writes,
- * to start a replica from. Both stream as the client reads; a read that fails once the answer has begun cuts the
- * connection without ending the body, so a client never takes a part for the whole.
+ * to start a replica from. Both stream as the client reads, a chunk made only when the socket has taken the one
+ * before, and count among the streams the service caps (stream-slots.ts); a client that stops reading is cut at the
+ * stall timeout (stall-watch.ts). A read that fails once the answer has begun cuts the connection without ending the
+ * body, so a client never takes a part for the whole.
  * @module
  */
 import { Readable } from "node:stream";
@@ -15,6 +17,7 @@ import { errorSchema, httpError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { toHex } from "./hex.js";
 import { heightParam, parseHeight, pickStore, querystring, storeParam, waitParam } from "./queries.js";
+import type { StreamSlots } from "./stream-slots.js";
 
 /** What the replication routes need. */
 export interface ReplicationOptions {
@@ -23,18 +26,17 @@ export interface ReplicationOptions {
   maxSpan: number;
   /** Longest a `/v1/ops` request may wait for its first version, ms. */
   maxWaitMs: number;
+  /** The cap on streams open at once. */
+  slots: StreamSlots;
 }
 
 /** Encoded bytes are gathered into chunks of about this size: a write per chunk, not per item. */
 const CHUNK_BYTES = 1 << 16;
 
-/** Bytes made ahead of the reader, at most (and one item more). */
-const AHEAD_BYTES = 8 << 20;
-
 /**
  * The handler time of a replica's stream: none to speak of (fastify's longest), since a snapshot of millions of keys
- * lasts as long as its reader takes, in chunks pulled as the socket drains (`/v1/changes`, bounded by its span, keeps
- * the request timeout, which cuts a client that stops reading).
+ * lasts as long as its reader takes, in chunks pulled as the socket drains; a client that stops reading is cut at the
+ * stall timeout instead (`/v1/changes`, bounded by its span, also keeps the request timeout).
  */
 const STREAM_TIMEOUT_MS = 2 ** 31 - 1;
 
@@ -63,6 +65,7 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
     const to = Math.min(asked ?? latest, latest, from + o.maxSpan - 1);
     reply.header("x-iavlite-latest", String(latest)).type("application/x-iavlite-ops");
     if (to < from) return reply.send(Buffer.alloc(0));
+    o.slots.take(reply);
     const reader = f.reader;
     const feed = reader.store(store).operations(from, to);
     const frames = function* (): Generator<Uint8Array> {
@@ -81,6 +84,7 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
     const q = req.query;
     const store = pickStore(f, q.store);
     const version = f.resolve(parseHeight(q.height));
+    o.slots.take(reply);
     const view = f.reader.at(store, version);
     const appHash = f.reader.appHashAt(version);
     reply
@@ -112,8 +116,11 @@ function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): FastifyRe
   };
   let first: Buffer | null | undefined = next();
   const stream = new Readable({
-    // A few chunks made ahead: the reader's work and this service's overlap, on two cores.
-    highWaterMark: AHEAD_BYTES,
+    // One chunk waits here at most, made once the socket took the one before (one more waits in the socket): a client
+    // that stops reading holds two chunks of memory, not the span. The socket's own buffers in the OS keep the
+    // reader's work and this service's overlapping.
+    objectMode: true,
+    highWaterMark: 1,
     read() {
       try {
         const chunk = first !== undefined ? first : next();

@@ -17,6 +17,7 @@ import { hexOrNull, parseHex, toHex } from "./hex.js";
 import { jsonBytes, type JsonPiece } from "./json-bytes.js";
 import { boolParam, boundParam, heightParam, keyParam, limitParam, parseHeight, pickStore, queryHistory, queryKey, queryRange, querystring, storeParam, type KeyAnswer, type Limits, type RangePage } from "./queries.js";
 import { replicationRoutes } from "./replication.js";
+import type { StreamSlots } from "./stream-slots.js";
 import type { KeyHistory } from "../tree/store-contract.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
@@ -26,6 +27,8 @@ export interface V1Options {
   limits: Limits;
   /** Longest a replica's `/v1/ops` request may wait for a version, ms. */
   maxWaitMs: number;
+  /** The cap on streams open at once (`/ops`, `/snapshot`, `/changes`). */
+  slots: StreamSlots;
 }
 
 const hex = { type: "string" } as const;
@@ -81,7 +84,7 @@ function proofHex(p: CommitmentProof | null): string | null {
 /** Registers the v1 routes on `app` (registered with prefix `/v1`). */
 export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void> {
   const { follower: f, limits } = o;
-  await app.register(replicationRoutes, { follower: f, maxSpan: limits.maxChangesSpan, maxWaitMs: o.maxWaitMs });
+  await app.register(replicationRoutes, { follower: f, maxSpan: limits.maxChangesSpan, maxWaitMs: o.maxWaitMs, slots: o.slots });
   const keySchema = keyParam(limits.maxKeyBytes);
   const boundSchema = boundParam(limits.maxKeyBytes);
   const limitSchema = limitParam(limits.maxRangeLimit);
@@ -225,6 +228,8 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
     // A failure after the answer began: end the connection without the chunked body's end, so no client takes what
     // came for the whole answer. end() first sends what was written (the error line last).
     const cut = (): void => void (res.socket === null ? res.destroy() : res.socket.end());
+    // Before the reads begin (a refused request opens none); the slot is given back when the answer closes, whatever it is.
+    o.slots.take(reply);
     const stream = changeStream(f, store, parseHeight(q.from, "from")!, parseHeight(q.to, "to")!, limits.maxChangesSpan, cut);
     return reply.type("application/x-ndjson").send(stream);
   });

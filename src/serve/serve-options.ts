@@ -66,6 +66,17 @@ export const serveOptionsSchema = z
      */
     requestTimeoutMs: z.number().int().min(100).max(600_000).default(10_000),
     /**
+     * Longest an answer may wait on a client that does not read it, ms: a connection whose bytes the client has not
+     * taken for this long is closed (a stream, a range page, any answer). Default 30 s.
+     */
+    stallTimeoutMs: z.number().int().min(100).max(3_600_000).default(30_000),
+    /**
+     * Most streams (`/v1/ops`, `/v1/snapshot`, `/v1/changes`) open at once; past it a request for one gets 503
+     * TOO_MANY_STREAMS with `Retry-After`. Each holds a chunk or two in memory while its client does not read.
+     * Default 64.
+     */
+    maxStreams: z.number().int().min(1).max(10_000).default(64),
+    /**
      * Origins whose browser pages may read the answers (CORS), or `["*"]` for any. Default none: no CORS headers,
      * so only pages of the service's own origin (the explorer) can.
      */
