@@ -73,3 +73,21 @@ export function closeIfUnread(req: FastifyRequest, reply: FastifyReply): void {
   const body = (h["content-length"] !== undefined && h["content-length"] !== "0") || h["transfer-encoding"] !== undefined;
   if (body && !req.raw.complete) void reply.header("connection", "close");
 }
+
+/**
+ * Answers `CONNECT` as any other method: Node hands it to a `connect` listener with the bare socket, and closes the
+ * socket unanswered when there is none. Here it becomes an ordinary request to the app (a 405 on a known path, a 404
+ * elsewhere, in the API's error shape), and the connection is closed once the answer is written.
+ */
+export function answerConnect(server: http.Server): void {
+  server.on("connect", (req: http.IncomingMessage, socket: Socket) => {
+    const res = new http.ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once("finish", () => {
+      res.detachSocket(socket);
+      socket.end();
+    });
+    server.emit("request", req, res);
+  });
+}

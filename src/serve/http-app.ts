@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
-import { clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./below-routes.js";
+import { answerConnect, clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./below-routes.js";
 import { Cors } from "./cors.js";
 import { DrainingServer } from "./draining-server.js";
 import { ApiError, httpError, validationError } from "./errors.js";
@@ -35,6 +35,7 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
       }, handler);
       server.keepAliveTimeout = 72_000;
       watchStalls(server, o.stallTimeoutMs);
+      answerConnect(server);
       return server;
     },
     clientErrorHandler: clientErrorHandler(metrics, maxHeaderBytes, o.requestTimeoutMs),
