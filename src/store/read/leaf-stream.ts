@@ -13,6 +13,13 @@ import type { StoreReader } from "../../sqlite/store-reader.js";
 
 /** Rows per page. */
 export const LEAF_PAGE = 2048;
+/**
+ * Bytes of keys and values a page read on the caller's thread aims at: 2048 leaves of 16 KiB values would be 32 MiB,
+ * held for as long as the walk's consumer (a snapshot stream to a client that stopped reading) takes.
+ */
+const INLINE_PAGE_BYTES = 1 << 18;
+/** Rows of the first page read on the caller's thread, before the size of a leaf is known. */
+const INLINE_FIRST_PAGE = 64;
 /** Trees with fewer leaves are not worth a thread. */
 const THREAD_FROM = 20_000;
 
@@ -83,6 +90,7 @@ class InlineLeaves implements LeafSource {
   private at = 0;
   private after: Uint8Array | undefined;
   private done = false;
+  private pageRows = INLINE_FIRST_PAGE;
 
   constructor(
     private readonly store: StoreReader,
@@ -93,8 +101,11 @@ class InlineLeaves implements LeafSource {
   next(): LeafPageRow | undefined {
     while (this.at === this.rows.length) {
       if (this.done) return undefined;
-      const page = this.read(() => this.store.leaves.page(this.version, this.after, LEAF_PAGE));
+      const page = this.read(() => this.store.leaves.page(this.version, this.after, this.pageRows));
       this.rows = page.rows;
+      // The next page's rows from this one's bytes: about INLINE_PAGE_BYTES whatever the values' size.
+      const bytes = page.rows.reduce((n, r) => n + r.key.length + (r.value?.length ?? 0), 0);
+      this.pageRows = Math.max(16, Math.min(LEAF_PAGE, Math.floor((INLINE_PAGE_BYTES * page.rows.length) / Math.max(1, bytes))));
       this.at = 0;
       this.after = page.next;
       this.done = page.next === undefined;

@@ -10,6 +10,7 @@ import { latin1Bytes } from "../../base/bytes.js";
 import { toDigest } from "../../base/hash.js";
 import type { StoredNode } from "../../tree/audit.js";
 import { NONE, type NodeTable } from "../../tree/node.js";
+import type { LeafPageRow } from "../../sqlite/leaf-reader.js";
 import type { BranchLinks, BranchRow } from "../../sqlite/rows.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
 import { leafSource, type LeafSource } from "./leaf-stream.js";
@@ -20,6 +21,8 @@ import { leafRowId, memorySeq } from "../../sqlite/node-rows.js";
 
 /** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
 const SUBTREE_LEVELS = 10;
+/** Bytes of leaf keys and values after which a batch of the walk ends, whatever its count of nodes. */
+const BATCH_BYTES = 1 << 18;
 
 /**
  * A node of the walk: a node of the tree in memory (its id), a stored branch (its row: the links alone for an
@@ -142,13 +145,22 @@ export function* walkVersion(
   while (nodes.length > 0) {
     const out = read(() => {
       const got: Item[] = [];
-      while (nodes.length > 0 && got.length < batch) {
+      // The leaves rows of the batch's leaves, in order: a batch also ends at BATCH_BYTES of keys and values, so that
+      // one of large values is not held whole while its consumer waits (an export to a client that stopped reading).
+      const rows: Array<LeafPageRow | undefined> = [];
+      let bytes = 0;
+      while (nodes.length > 0 && got.length < batch && bytes < BATCH_BYTES) {
         const top = nodes.length - 1;
         const n = nodes[top]!;
         if (isLeaf(n) || expanded[top] === true) {
           nodes.pop();
           expanded.pop();
           got.push(n);
+          if (isLeaf(n)) {
+            const row = leaves.next();
+            rows.push(row);
+            bytes += (row?.key.length ?? 0) + (row?.value?.length ?? 0);
+          }
         } else {
           expanded[top] = true;
           // Right first, so that the left subtree is on top and comes out first.
@@ -156,6 +168,7 @@ export function* walkVersion(
           expanded.push(false, false);
         }
       }
+      let leaf = 0;
       return got.map((n): StoredNode => {
         const version = typeof n === "number" ? t.version(n) : n.version;
         if (!isLeaf(n)) {
@@ -171,7 +184,7 @@ export function* walkVersion(
         }
         // The leaves rows of the version and the tree's leaves must be the same, in the same (key) order.
         const seq = typeof n === "number" ? t.seq(n) : n.seq;
-        const row = leaves.next();
+        const row = rows[leaf++];
         if (row === undefined || row.id !== leafRowId(seq) || row.version !== version || row.hash === null || row.value === null) {
           throw new IavlError("CORRUPT", `the leaves of version ${version === row?.version ? version : "?"} disagree with the tree at leaf ${version}/${seq}`);
         }
