@@ -20,14 +20,18 @@ import { liveReplicas, replicas } from "./replicas.js";
 import { Bench, OUT } from "./report.js";
 import { scale } from "./scale.js";
 import { serve } from "./serve.js";
+import { serveAbuse } from "./serve-abuse.js";
 import { stateSync } from "./state-sync.js";
 import { gc } from "./timing.js";
 
 const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
   core, persistent, mixed, prune, readers, "state-sync": stateSync, multi, serve, changes, scale, history, replicas,
 };
-/** What `--only` may name: every section, and parts of one run only when named (`replicas` runs its own). */
-const RUNNABLE: Record<string, (b: Bench) => Promise<void>> = { ...SECTIONS, "replicas-live": liveReplicas };
+/**
+ * What `--only` may name: every section, and parts of one run only when named (`replicas` runs its own; `serve-abuse`
+ * holds the service under abuse for minutes).
+ */
+const RUNNABLE: Record<string, (b: Bench) => Promise<void>> = { ...SECTIONS, "replicas-live": liveReplicas, "serve-abuse": serveAbuse };
 const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(RUNNABLE).join(",")}] [--profile <section>]`;
 
 function parse(argv: string[]): { quick: boolean; only: string[]; profile?: string } {
