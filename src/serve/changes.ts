@@ -62,27 +62,15 @@ export function changeStream(f: Follower, store: string, from: number, to: numbe
   let failed = false;
   // Object mode with a high-water mark of one chunk: at most a chunk or two wait here for the socket, and chunks go
   // out one by one (never joined), so the error line can be told when it leaves.
-  return new Readable({
+  const stream = new Readable({
     objectMode: true,
     highWaterMark: 1,
     read() {
-      // After the error line, nothing: neither more lines nor the end of the body.
-      if (failed) return;
-      try {
-        const r = first ?? gen.next();
-        first = undefined;
-        this.push(r.done === true ? null : r.value);
-      } catch (e) {
-        const { status, body } = httpError(e);
-        if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
-        const last = `${JSON.stringify(body)}\n`;
-        failed = true;
-        // Nothing is pushed after it; once the pipe wrote it to the response (the pipe's listener runs first), cut.
-        this.on("data", (chunk: unknown) => {
-          if (chunk === last) setImmediate(cut);
-        });
-        this.push(last);
-      }
+      // A chunk per turn of the event loop, as replication.ts makes its chunks: a new stream fills the OS's socket
+      // buffers before its client's stop can be seen, and made at once that would keep every other request waiting.
+      setImmediate(() => {
+        if (!this.destroyed) make();
+      });
     },
     destroy(err, done) {
       // The client went away, or the stream was cut: the generator's reads stop here.
@@ -90,4 +78,25 @@ export function changeStream(f: Follower, store: string, from: number, to: numbe
       done(err);
     },
   });
+  return stream;
+
+  function make(): void {
+    // After the error line, nothing: neither more lines nor the end of the body.
+    if (failed) return;
+    try {
+      const r = first ?? gen.next();
+      first = undefined;
+      stream.push(r.done === true ? null : r.value);
+    } catch (e) {
+      const { status, body } = httpError(e);
+      if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
+      const last = `${JSON.stringify(body)}\n`;
+      failed = true;
+      // Nothing is pushed after it; once the pipe wrote it to the response (the pipe's listener runs first), cut.
+      stream.on("data", (chunk: unknown) => {
+        if (chunk === last) setImmediate(cut);
+      });
+      stream.push(last);
+    }
+  }
 }

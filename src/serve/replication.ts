@@ -122,23 +122,30 @@ function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): FastifyRe
     objectMode: true,
     highWaterMark: 1,
     read() {
-      try {
-        const chunk = first !== undefined ? first : next();
-        first = undefined;
-        this.push(chunk);
-      } catch (e) {
-        const { status, body } = httpError(e);
-        if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
-        // No end of the chunked body: the client sees a cut answer, never a short one.
-        if (res.socket === null) res.destroy();
-        else res.socket.destroy();
-        this.destroy();
-      }
+      // A chunk per turn of the event loop: a new stream fills the OS's socket buffers (megabytes on loopback) before
+      // its client's stop can be seen, and made at once that would keep every other request waiting.
+      setImmediate(() => {
+        if (!this.destroyed) make();
+      });
     },
     destroy(err, done) {
       items.return?.(undefined);
       done(err);
     },
   });
+  const make = (): void => {
+    try {
+      const chunk = first !== undefined ? first : next();
+      first = undefined;
+      stream.push(chunk);
+    } catch (e) {
+      const { status, body } = httpError(e);
+      if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
+      // No end of the chunked body: the client sees a cut answer, never a short one.
+      if (res.socket === null) res.destroy();
+      else res.socket.destroy();
+      stream.destroy();
+    }
+  };
   return reply.send(stream);
 }
