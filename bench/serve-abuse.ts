@@ -45,7 +45,7 @@ class Watch {
   readonly lag = monitorEventLoopDelay({ resolution: 10 });
   private stopped = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
   constructor(pid: number, private readonly url: string) {
     this.lag.enable();
@@ -53,7 +53,11 @@ class Watch {
     this.timers.push(setInterval(() => void this.ask(), 100));
   }
 
-  /** A Watch whose connection to the service is open before it starts: a health checker keeps its connection. */
+  /**
+   * A Watch whose one connection to the service is open before it starts: a health checker keeps its connection (a
+   * new one, under hundreds of connects at once, waits on the listen backlog, not on the service); an answer late
+   * past the next ask delays that one too, so a stuck service still shows.
+   */
   static async start(pid: number, url: string): Promise<Watch> {
     const w = new Watch(pid, url);
     await w.ask();
