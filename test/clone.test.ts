@@ -45,9 +45,11 @@ describe("a fresh clone, as a newcomer meets it", () => {
     expect(info.versions.last).toBe(80);
     // The job prunes in the background and once more at the end, to the 20 versions asked for.
     expect(info.versions.count).toBe(20);
-    // Some key of the bank store: take the first one from an export of its latest version.
-    const got = cli("get", "data", "--store", "bank", "--hex", "00", "--prove");
-    expect(got).toMatch(/proof verified/);
+    // A key the bank store's latest version wrote, proven; an absent one is proven absent and exits 1.
+    const key = (JSON.parse(cli("changes", "data", "--store", "bank", "--from", "80", "--to", "80", "--json", "--hex").split("\n")[0]!) as { key: string }).key;
+    expect(cli("get", "data", "--store", "bank", "--hex", key, "--prove")).toMatch(/proof verified/);
+    const absent = spawnSync(process.execPath, ["dist/src/cli/main.js", "get", "data", "--store", "bank", "--hex", "00", "--prove"], { cwd: dir, encoding: "utf8" });
+    expect([absent.status, absent.stdout]).toEqual([1, expect.stringMatching(/non-membership proof verified/)]);
     const verify = cli("verify", "data");
     expect(verify).toMatch(/all ok/);
     expect(verify.match(/── store/g)?.length).toBe(3);

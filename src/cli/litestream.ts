@@ -197,7 +197,7 @@ type Stream = "stdout" | "stderr";
 
 /** A field of a line of Litestream's log (Go's slog text: `key=value`, the value quoted when it must be). */
 function field(line: string, key: string): string | undefined {
-  const m = new RegExp(`(?:^| )${key}=("(?:[^"\\\\]|\\\\.)*"|\\S*)`).exec(line);
+  const m = line.match(new RegExp(`(?:^| )${key}=("(?:[^"\\\\]|\\\\.)*"|\\S*)`));
   if (m === null) return undefined;
   const v = m[1]!;
   if (!v.startsWith('"')) return v;

@@ -5,12 +5,11 @@
  * commits in a loop that never yields; only explicit prunes' answers wait for the owner's event loop.
  * @module
  */
-import { statSync } from "node:fs";
 import { receiveMessageOnPort, workerData } from "node:worker_threads";
 import { IavlError } from "../base/errors.js";
 import { Slots, STOP, ThreadEnd, type ChannelData } from "../base/thread-channel.js";
 import { WriteTurn } from "../base/write-turn.js";
-import { openWriter, type Connection } from "../sqlite/connection.js";
+import { databaseBytes, openWriter, type Connection } from "../sqlite/connection.js";
 import { paceWal } from "../sqlite/wal.js";
 import { yieldBeforeWrites } from "../sqlite/write-errors.js";
 import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sqlite/prune-rows.js";
@@ -18,15 +17,6 @@ import { pruneBranches } from "../sqlite/orphaned-branches.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
 import { ACTIVE, AUTO_TARGET, WAKE, type Failure, type PruneReply, type PruneRequest, type PruneResult, type PruneTask } from "./pruner.js";
-
-/** The size of the database file (0 while absent). */
-function fileBytes(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
-  }
-}
 
 function failure(e: unknown): Failure {
   return { code: e instanceof IavlError ? e.code : undefined, message: (e as Error).message };
@@ -77,7 +67,7 @@ type Progress = (done: number, total: number, phase: string) => void;
  * kept version needs is removed before the step that makes it unnecessary has committed.
  */
 function prune(task: PruneTask & ChannelData, upTo: number, keepEvery: number | undefined, keepFree: number, onProgress: Progress): PruneResult {
-  const before = fileBytes(task.file);
+  const before = databaseBytes(task.file);
   const plan = step(task, (db) => markPruned(db, upTo, keepEvery));
   onProgress(1, 5, "versions");
   const through = plan.base?.version;
@@ -113,7 +103,7 @@ function prune(task: PruneTask & ChannelData, upTo: number, keepEvery: number | 
     keptFrom: plan.keepFrom,
     // The database file alone: the WAL holds this prune's writes (up to its size limit) until the next commits reuse
     // it or a close removes it, so counting it made a prune that shrank the file by a third report nothing.
-    reclaimedBytes: Math.max(0, before - fileBytes(task.file)),
+    reclaimedBytes: Math.max(0, before - databaseBytes(task.file)),
     droppedShards,
   };
 }

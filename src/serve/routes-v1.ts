@@ -17,7 +17,7 @@ import { hexOrNull, parseHex, toHex } from "./hex.js";
 import { jsonBytes, type JsonPiece } from "./json-bytes.js";
 import { boolParam, boundParam, heightParam, keyParam, limitParam, parseHeight, pickStore, queryHistory, queryKey, queryRange, querystring, storeParam, type KeyAnswer, type Limits, type RangePage } from "./queries.js";
 import { replicationRoutes } from "./replication.js";
-import type { StreamSlots } from "./stream-slots.js";
+import { StreamSlots } from "./stream-slots.js";
 import type { KeyHistory } from "../tree/store-contract.js";
 import { type CommitmentProof } from "../tree/readonly-tree.js";
 
@@ -28,7 +28,7 @@ export interface V1Options {
   /** Longest a replica's `/v1/ops` request may wait for a version, ms. */
   maxWaitMs: number;
   /** The cap on streams open at once (`/ops`, `/snapshot`, `/changes`). */
-  slots: StreamSlots;
+  maxStreams: number;
 }
 
 const hex = { type: "string" } as const;
@@ -84,7 +84,8 @@ function proofHex(p: CommitmentProof | null): string | null {
 /** Registers the v1 routes on `app` (registered with prefix `/v1`). */
 export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void> {
   const { follower: f, limits } = o;
-  await app.register(replicationRoutes, { follower: f, maxSpan: limits.maxChangesSpan, maxWaitMs: o.maxWaitMs, slots: o.slots });
+  const slots = new StreamSlots(o.maxStreams);
+  await app.register(replicationRoutes, { follower: f, maxSpan: limits.maxChangesSpan, maxWaitMs: o.maxWaitMs, slots });
   const keySchema = keyParam(limits.maxKeyBytes);
   const boundSchema = boundParam(limits.maxKeyBytes);
   const limitSchema = limitParam(limits.maxRangeLimit);
@@ -229,7 +230,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
     // came for the whole answer. end() first sends what was written (the error line last).
     const cut = (): void => void (res.socket === null ? res.destroy() : res.socket.end());
     // Before the reads begin (a refused request opens none); the slot is given back when the answer closes, whatever it is.
-    o.slots.take(reply);
+    slots.take(reply);
     const stream = changeStream(f, store, parseHeight(q.from, "from")!, parseHeight(q.to, "to")!, limits.maxChangesSpan, cut);
     return reply.type("application/x-ndjson").send(stream);
   });

@@ -18,7 +18,6 @@ import { httpApp, listenAddress } from "./http-app.js";
 import { createMetrics, metricsPlugin } from "./metrics.js";
 import { v1Routes } from "./routes-v1.js";
 import { limitsOf, parseServeOptions, type ServeOptions } from "./serve-options.js";
-import { StreamSlots } from "./stream-slots.js";
 
 /** A running service. */
 export interface Service {
@@ -43,8 +42,7 @@ export async function createServer(reader: MultiReader, options?: ServeOptions, 
   const nodeId = createHash("sha256").update(nodeSeed).digest("hex").slice(0, 40);
 
   metricsPlugin(app, metrics);
-  const slots = new StreamSlots(o.maxStreams);
-  await app.register(v1Routes, { prefix: "/v1", follower, limits, maxWaitMs: o.requestTimeoutMs / 2, slots });
+  await app.register(v1Routes, { prefix: "/v1", follower, limits, maxWaitMs: o.requestTimeoutMs / 2, maxStreams: o.maxStreams });
   await app.register(cometRoutes, { follower, limits, nodeId, listen: () => listenAddress(app) });
   await app.register(explorerRoutes);
   // Before the requests in flight are drained: a replica's long poll ends now rather than at its time limit.

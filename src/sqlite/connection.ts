@@ -35,6 +35,15 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 /** The size a WAL that starts over is cut back to (SQLite's journal_size_limit). */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 2 ** 20;
 
+/** The size of a database file, without its WAL (0 while absent). */
+export function databaseBytes(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
 /** Opens `file` for writing (WAL, incremental auto-vacuum so that pruning can shrink the file). */
 export function openWriter(file: string, sync: Sync, busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS): Connection {
   const db = openChecked(file, false, busyTimeoutMs);

@@ -10,7 +10,6 @@ import { latin1Bytes } from "../../base/bytes.js";
 import { toDigest } from "../../base/hash.js";
 import type { StoredNode } from "../../tree/audit.js";
 import { NONE, type NodeTable } from "../../tree/node.js";
-import type { LeafPageRow } from "../../sqlite/leaf-reader.js";
 import type { BranchLinks, BranchRow } from "../../sqlite/rows.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
 import { leafSource, type LeafSource } from "./leaf-stream.js";
@@ -147,7 +146,7 @@ export function* walkVersion(
       const got: Item[] = [];
       // The leaves rows of the batch's leaves, in order: a batch also ends at BATCH_BYTES of keys and values, so that
       // one of large values is not held whole while its consumer waits (an export to a client that stopped reading).
-      const rows: Array<LeafPageRow | undefined> = [];
+      const rows: Array<ReturnType<LeafSource["next"]>> = [];
       let bytes = 0;
       while (nodes.length > 0 && got.length < batch && bytes < BATCH_BYTES) {
         const top = nodes.length - 1;
