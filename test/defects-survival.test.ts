@@ -4,7 +4,6 @@
  * the kind; its seeds run in simulate.test.ts.
  */
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { IavlError, MultiTree, Tree } from "../src/index.js";
@@ -107,9 +106,10 @@ describe("automatic prunes", () => {
     const dir = tempDir();
     const t = Tree.open(dir, { keepRecent: 20, checkpointInterval: 10 });
     const pause = new Int32Array(new SharedArrayBuffer(4));
-    // At least 150 versions, and on until the prunes caught up, for at most 30 s: a prune worker's start may wait
-    // for a core another test holds, but it must never wait for the event loop.
-    const deadline = performance.now() + 30_000;
+    // At least 150 versions, and on until the prunes caught up: a prune worker's start may wait for a core another
+    // process holds, but it must never wait for the event loop. (The loop never yields, so the test's timeout cannot
+    // stop it: the deadline is the safety net, far past what a busy machine needs.)
+    const deadline = performance.now() + 300_000;
     let kept = 0;
     for (let i = 0; i < 150 || (kept >= 60 && performance.now() < deadline); i++) {
       commitVersions(t, 1, "x");
@@ -196,26 +196,31 @@ describe("prunes found by the simulator", () => {
 });
 
 describe("durability async, when the writer thread fails", () => {
-  /** A store at version 2 whose writer gives version 3 up: another connection holds the lock past its patience. */
-  async function failedWriter(dir: string, seen: IavlError[]): Promise<Tree> {
-    const t = Tree.open(dir, { durability: "async", busyTimeoutMs: 10, onBackgroundError: (e) => seen.push(e) });
+  /**
+   * A store at version 2 whose writer gives version 3 up: another connection holds the lock past the writer's patience
+   * (60 busy timeouts), until `givenUp(t)` returns, which blocks until the writer has given up (a close lands what is
+   * queued first; a commit waits for room in the queue of one).
+   */
+  async function failedWriter(dir: string, seen: IavlError[], givenUp: (t: Tree) => void): Promise<Tree> {
+    const t = Tree.open(dir, { durability: "async", asyncQueue: 1, busyTimeoutMs: 10, onBackgroundError: (e) => seen.push(e) });
     commitVersions(t, 2, "a");
     await t.flush();
     const blocker = new Database(join(dir, "iavl.sqlite"));
     blocker.exec("BEGIN IMMEDIATE");
-    commitVersions(t, 1, "b");
-    // The writer waits 60 busy timeouts (at least 6 s) for the lock, then gives the version up.
-    await sleep(6_500);
-    blocker.exec("ROLLBACK");
-    blocker.close();
+    try {
+      commitVersions(t, 1, "b");
+      givenUp(t);
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
     return t;
   }
 
   it("close() reports the failure no caller saw to onBackgroundError instead of throwing it", async () => {
     const dir = tempDir();
     const seen: IavlError[] = [];
-    const t = await failedWriter(dir, seen);
-    t.close();
+    await failedWriter(dir, seen, (t) => t.close());
     expect(seen.map((e) => e.code)).toEqual(["LOCKED"]);
     const again = Tree.open(dir, { durability: "async" });
     expect(again.version).toBe(2);
@@ -223,18 +228,19 @@ describe("durability async, when the writer thread fails", () => {
     await again.flush();
     expect(again.versions()).toEqual([1, 2, 3, 4]);
     again.close();
-  }, 20_000);
+  }, 60_000);
 
   it("the next commit throws it and changes nothing; close() then reports nothing more", async () => {
     const seen: IavlError[] = [];
-    const t = await failedWriter(tempDir(), seen);
-    t.set(b("k1"), b("after"));
-    expect(codeOf(() => t.commit())).toBe("LOCKED");
+    const t = await failedWriter(tempDir(), seen, (t) => {
+      t.set(b("k1"), b("after"));
+      expect(codeOf(() => t.commit())).toBe("LOCKED");
+    });
     expect(t.version).toBe(3);
     expect(t.get(b("k1"))).toEqual(b("after"));
     t.close();
     expect(seen).toEqual([]);
-  }, 20_000);
+  }, 60_000);
 });
 
 describe("a read-only change stream of a closed handle", () => {
