@@ -296,11 +296,10 @@ describe("iavlite serve under a parent that does not pass on signals", () => {
       });
     });
     expect((await fetch(`${url}/v1/status`)).status).toBe(200);
-    const t = Date.now();
     sh.kill("SIGKILL");
-    // The pipes close once the server, which holds them too, has exited.
+    // The pipes close once the server, which holds them too, has exited: it would not without seeing its parent gone
+    // (the test's timeout is the limit, not a clock).
     await done;
-    expect(Date.now() - t).toBeLessThan(10_000);
     await expect(fetch(`${url}/v1/status`)).rejects.toThrow();
   }, 60_000);
 });

@@ -48,13 +48,14 @@ describe("close() waits for the store's threads", () => {
     p.catch(() => undefined).finally(() => (settled = true));
     t.close();
 
-    // Probe the write lock, without waiting, for at least 300 ms and until the prune's promise has settled (with
-    // today's code that is when the prune worker has finished writing; bounded in case it never settles).
+    // Probe the write lock, without waiting, until the prune's promise has settled (close() rejects it) and for at
+    // least 300 ms: a window for a thread that would still write after close() (no correct one does, so a busy
+    // machine can only make the window catch less).
     const probe = new Database(join(dir, "iavl.sqlite"), { timeout: 0 });
     const busy: string[] = [];
     const start = Date.now();
     let probes = 0;
-    while ((!settled || Date.now() - start < 300) && Date.now() - start < 8000) {
+    while (!settled || Date.now() - start < 300) {
       const code = tryWriteLock(probe);
       probes++;
       if (code !== undefined) {
@@ -65,7 +66,6 @@ describe("close() waits for the store's threads", () => {
     }
     probe.close();
     expect(busy, "another connection must get the write lock at once after close()").toEqual([]);
-    expect(settled, "the prune's promise settles").toBe(true);
 
     // The store is whole and the prune runs to the end when asked again.
     const again = Tree.open(dir, { checkpointInterval: 10, shardSize: 20 });
