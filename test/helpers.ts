@@ -62,6 +62,15 @@ export function rng(seed: number): () => number {
   };
 }
 
+/**
+ * Milliseconds of CPU this process has used (user and system, all its threads): a bound on how long some work may
+ * take, measured so that other processes on a busy machine do not count, as they do on the wall clock.
+ */
+export function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 /** `n` bytes from `next`. */
 export function randomBytes(next: () => number, n: number): Uint8Array {
   const out = new Uint8Array(n);

@@ -14,7 +14,7 @@ import { utf8 } from "../src/verify/bytes.js";
 import { verifyMembership, verifyNonMembership, verifyStoreInApp } from "../src/verify/index.js";
 import { appProofs } from "./app-proof.js";
 import { tempDir } from "./backends.js";
-import { b, hex, randomBytes, readVector, rng, treehashOps } from "./helpers.js";
+import { b, cpuMs, hex, randomBytes, readVector, rng, treehashOps } from "./helpers.js";
 
 const encode = (p: CommitmentProof): Uint8Array => ics23.CommitmentProof.encode(p).finish();
 const cat = (x: Uint8Array, y: Uint8Array): Uint8Array => Uint8Array.from([...x, ...y]);
@@ -464,12 +464,12 @@ describe("inputs the verifier must refuse without throwing", () => {
     const top = p.exist!.path![p.exist!.path!.length - 1]!;
     const long = encode({ exist: { ...p.exist, path: [...p.exist!.path!, ...new Array<ics23.IInnerOp>(129).fill(top)] } });
     expect(verifyMembership(long, root, b("key-7"), b("value-7"))).toBe(false);
-    // Megabytes of noise: refused, and quickly.
+    // Megabytes of noise: refused, and quickly (in CPU time: a busy machine's other processes do not count).
     const noise = randomBytes(rng(1), 4 << 20);
-    const t0 = performance.now();
+    const t0 = cpuMs();
     expect(verifyMembership(noise, root, b("key-7"), b("value-7"))).toBe(false);
     expect(verifyNonMembership(noise, root, b("key-7"))).toBe(false);
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(cpuMs() - t0).toBeLessThan(2000);
   });
 
   it("a proof with two members of its oneof, or a field twice, is refused (protobufjs and Go read them differently)", () => {
