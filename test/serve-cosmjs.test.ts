@@ -3,62 +3,26 @@
  * `status`), runs `abciQuery` with proofs at several heights while a writer process commits, and the proof ops verify
  * against the app hash the writer's `MultiTree.commit()` returned, checked as cosmjs's own QueryClient checks them.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Comet38Client, connectComet, isComet38Client, Tendermint37Client } from "@cosmjs/tendermint-rpc";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fromHex, toHex } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
+import { node, serve } from "./processes.js";
 import { SERVE_STORES, serveModels, verifyAbci } from "./serve-check.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const main = join(root, "src/cli/main.ts");
 const writerScript = fileURLToPath(new URL("./fixtures/serve-writer.ts", import.meta.url));
-
-/** Every child started, so that a failing test leaves none running. */
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-});
-
-/** Spawns `node --import tsx args…`, collecting stdout lines. */
-function start(args: string[]): { lines: string[]; exited: Promise<number | null>; kill: (s: NodeJS.Signals) => void; stderr: () => string } {
-  const p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(p);
-  const lines: string[] = [];
-  let buf = "";
-  let err = "";
-  p.stdout.on("data", (d: Buffer) => {
-    buf += d.toString();
-    const parts = buf.split("\n");
-    buf = parts.pop()!;
-    lines.push(...parts);
-  });
-  p.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  return { lines, exited: new Promise((r) => p.on("exit", (c) => r(c))), kill: (s) => p.kill(s), stderr: () => err };
-}
-
-async function until<T>(fn: () => T | undefined, what: string, stderr: () => string): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const x = fn();
-    if (x !== undefined) return x;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}: ${stderr()}`);
-}
 
 describe("@cosmjs/tendermint-rpc against iavlite serve", () => {
   it("connects, and its abciQuery proofs verify against the app hash at several heights", async () => {
     const dir = tempDir("iavlite-cosmjs-");
     const COUNT = 40;
-    const writer = start([writerScript, dir, String(COUNT), "30", "30"]);
-    const appHash = (v: number): string | undefined =>
-      writer.lines.map((l) => (l.startsWith("{") ? (JSON.parse(l) as { v: number; app: string }) : undefined)).find((x) => x?.v === v)?.app;
-    await until(() => appHash(3), "the writer's third version", writer.stderr);
-    const server = start([main, "serve", dir, "--port", "0", "--refresh-ms", "0"]);
-    const url = await until(() => server.lines.map((l) => /^listening on (.+)$/.exec(l)?.[1]).find((x) => x !== undefined), "serve", server.stderr);
+    const writer = node([writerScript, dir, String(COUNT), "30", "30"]);
+    /** The app hash the writer printed for version `v`, once it has. */
+    const appHash = async (v: number): Promise<string> => (JSON.parse((await writer.line(new RegExp(`^(\\{"v":${v},.*)$`)))[1]!) as { app: string }).app;
+    await appHash(3);
+    const { proc: server, url } = await serve(dir, "--refresh-ms", "0");
 
     const model = serveModels();
 
@@ -69,7 +33,7 @@ describe("@cosmjs/tendermint-rpc against iavlite serve", () => {
     for (let round = 0; round < 4; round++) {
       const status = await client.status();
       const latest = status.syncInfo.latestBlockHeight;
-      expect(toHex(status.syncInfo.latestAppHash)).toBe(await until(() => appHash(latest), `app hash ${latest}`, writer.stderr));
+      expect(toHex(status.syncInfo.latestAppHash)).toBe(await appHash(latest));
       for (const height of [Math.max(1, latest - 8), latest - 2, latest].filter((h) => h >= 1)) {
         for (const [i, store] of SERVE_STORES.entries()) {
           for (const key of [b(`k${(height * 17 + i) % 300}`), b(`k${height}x`)]) {
@@ -78,14 +42,15 @@ describe("@cosmjs/tendermint-rpc against iavlite serve", () => {
             expect(toHex(r.key)).toBe(toHex(key));
             const want = model(i, height).get(key);
             expect(toHex(r.value)).toBe(want === undefined ? "" : toHex(want));
-            const app = fromHex(await until(() => appHash(height), `app hash ${height}`, writer.stderr));
+            const app = fromHex(await appHash(height));
             const storeHash = verifyAbci(r.proof!.ops, store, key, r.value, app);
             expect(toHex(storeHash)).toBe(toHex(model(i, height).hash));
             checked++;
           }
         }
       }
-      await new Promise((r) => setTimeout(r, 150));
+      // The next round at a newer height, while the writer goes on.
+      await writer.line(new RegExp(`^(\\{"v":${latest + 1},|done$)`));
     }
     expect(checked).toBeGreaterThanOrEqual(48);
 
@@ -106,8 +71,8 @@ describe("@cosmjs/tendermint-rpc against iavlite serve", () => {
     expect((await c38.abciInfo()).lastBlockHeight).toBeGreaterThan(0);
     c38.disconnect();
 
-    expect(await writer.exited).toBe(0);
-    server.kill("SIGTERM");
-    expect(await server.exited).toBe(0);
-  }, 60_000);
+    expect((await writer.exited).code).toBe(0);
+    server.p.kill("SIGTERM");
+    expect((await server.exited).code).toBe(0);
+  }, 240_000);
 });
