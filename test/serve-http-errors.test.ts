@@ -51,24 +51,23 @@ interface Answer {
   body: unknown;
   /** Bytes after the first answer (a second answer, say). */
   rest: string;
-  /** Whether the server closed the connection within the wait. */
+  /** Whether the server closed the connection. */
   closed: boolean;
   /** When the first byte came, ms after sending. */
   ms: number;
 }
 
 /**
- * Sends `data` on a new connection, then nothing more, and reads until the server closes the connection or `waitMs`
- * passed; parses the first answer.
+ * Sends `data` on a new connection, then nothing more, and reads until the server closes the connection (every case
+ * here closes it; the test's timeout is the limit, not a clock of its own); parses the first answer.
  */
-function exchange(data: string, waitMs = 3_000): Promise<Answer> {
+function exchange(data: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
     let start = 0;
     let ms = -1;
     const done = (closed: boolean): void => {
-      clearTimeout(timer);
       s.destroy();
       const all = Buffer.concat(chunks);
       const end = all.indexOf("\r\n\r\n");
@@ -90,7 +89,6 @@ function exchange(data: string, waitMs = 3_000): Promise<Answer> {
         ms,
       });
     };
-    const timer = setTimeout(() => done(false), waitMs);
     s.on("connect", () => {
       start = performance.now();
       s.write(data);
@@ -142,8 +140,8 @@ describe("errors below the routes", () => {
 
   it("an answer sent before its request's body arrived closes the connection: no second answer later", async () => {
     const a = await exchange("GET /v1/status HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
+    // 200, not the 408 of a request that waited for its body.
     expect([a.status, a.rest, a.closed, a.headers["connection"]]).toEqual([200, "", true, "close"]);
-    expect(a.ms).toBeLessThan(TIMEOUT_MS);
     expect(logged()).toEqual([]);
   });
 
