@@ -46,8 +46,9 @@ describe("iavlite serve beside a writer process", () => {
       const rand = rng(seed);
       const url = seed % 2 === 0 ? url2 : url1;
       let rounds = 0;
-      // Until the writer is done, and then on until enough answers were checked however slow the machine was.
-      while (!done || rounds < 5 || stats.proofs <= 40 || stats.ranges <= 40) {
+      // Until the writer is done and this service has shown its last version, and then on until enough answers were
+      // checked, a pruned version among them (the writer prunes before it ends), however slow the machine was.
+      while (!done || (seenLatest.get(url) ?? 0) < COUNT || rounds < 5 || stats.proofs <= 40 || stats.ranges <= 40 || stats.pruned === 0) {
         rounds++;
         const status = await getJson<{ latest: number; earliest: number; appHash: string; stores: Array<{ name: string; hash: string }> }>(`${url}/v1/status`);
         expect(status.status).toBe(200);
@@ -121,7 +122,8 @@ describe("iavlite serve beside a writer process", () => {
       expect(await s.exited).toEqual({ code: 0, signal: null });
       expect(s.lines).toEqual([expect.stringMatching(/^listening on http:\/\/127\.0\.0\.1:\d+$/)]);
     }
-  }, 60_000);
+    // A safety net: the workers wait for the writer and for answers, not for a clock.
+  }, 240_000);
 });
 
 describe("iavlite serve on signals", () => {
@@ -150,8 +152,12 @@ describe("iavlite serve on signals", () => {
     );
     expect(inFlight.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
     proc.p.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 500));
-    // Still finishing, and no longer accepting.
+    // Once it no longer accepts (a new connection is refused), it is still finishing the answers in flight.
+    const refused = (): Promise<boolean> =>
+      new Promise((resolve) => {
+        http.get(`${url}/v1/status`, { agent: false }, (r) => (r.resume(), resolve(false))).on("error", () => resolve(true));
+      });
+    while (!(await refused())) await new Promise((r) => setTimeout(r, 20));
     expect(proc.p.exitCode).toBeNull();
     await expect(fetch(`${url}/v1/status`)).rejects.toThrow();
 
@@ -187,7 +193,7 @@ describe("iavlite serve on signals", () => {
     const badOrigin = node([main, "serve", dir, "--port", "0", "--cors-origin", "https://app.example/"]);
     expect((await badOrigin.exited).code).toBe(2);
     expect(badOrigin.stderr).toContain('--cors-origin is not an origin');
-  }, 60_000);
+  }, 120_000);
 
   it("serves only the stores named with --store, to the origins named with --cors-origin", async () => {
     const dir = tempDir("iavlite-serve-stores-");
@@ -206,5 +212,5 @@ describe("iavlite serve on signals", () => {
     expect(proofsVerify(q.body, "staking")).toBe(true);
     proc.p.kill("SIGTERM");
     expect((await proc.exited).code).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });
