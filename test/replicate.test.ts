@@ -25,6 +25,7 @@ class Child {
   out = "";
   stdout = "";
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private closed = false;
   private waiters: Array<() => void> = [];
 
   constructor(args: string[], onLine?: (line: string) => void) {
@@ -41,19 +42,27 @@ class Child {
       this.wake();
     });
     this.p.stderr!.on("data", (d: Buffer) => ((this.out += d.toString()), this.wake()));
-    this.exited = new Promise((done) => this.p.on("close", (code, signal) => done({ code, signal })));
+    this.exited = new Promise((done) =>
+      this.p.on("close", (code, signal) => {
+        this.closed = true;
+        done({ code, signal });
+        this.wake();
+      }),
+    );
   }
 
   private wake(): void {
     for (const w of this.waiters.splice(0)) w();
   }
 
-  /** Resolves once `test` holds (checked after each output), failing after `ms`. */
-  async until(test: () => boolean, ms: number, what: string): Promise<void> {
-    const end = Date.now() + ms;
+  /**
+   * Resolves once `test` holds (checked after each output), failing if the child ends first; no deadline of its own
+   * (Litestream and the writer are slow to start on a busy machine: the test's timeout is the limit).
+   */
+  async until(test: () => boolean, what: string): Promise<void> {
     while (!test()) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}; output:\n${this.out.slice(-3000)}`);
-      await new Promise<void>((r) => (this.waiters.push(r), setTimeout(r, 100)));
+      if (this.closed) throw new Error(`the child ended before ${what}; output:\n${this.out.slice(-3000)}`);
+      await new Promise<void>((r) => this.waiters.push(r));
     }
   }
 
@@ -94,22 +103,26 @@ describe.each([{ kind: "plain" }, { kind: "multi" }])("Litestream replica of a $
     let beforeLitestream = 0;
     let killedAt = 0;
     try {
-      await writer.until(() => writer.out.includes("opened"), 30_000, "the writer to open");
+      await writer.until(() => writer.out.includes("opened"), "the writer opened");
       beforeLitestream = last;
       rep = new Child([main, "replicate", dir, "--to", replica, "--sync-interval", "100ms"]);
       const files = kind === "multi" ? 4 : 1;
-      await rep.until(() => (rep!.out.match(/snapshot written/g) ?? []).length >= files, 20_000, "Litestream's first snapshots");
+      await rep.until(() => (rep!.out.match(/snapshot written/g) ?? []).length >= files, "Litestream's first snapshots");
       replicating = Date.now();
       // Three seconds of commits replicated, and at least 20 versions past the snapshots.
       const first = last;
-      await writer.until(() => Date.now() - replicating > 3_000 && last >= first + 20, 30_000, "versions to commit");
+      await writer.until(() => Date.now() - replicating > 3_000 && last >= first + 20, "three seconds and 20 versions");
     } finally {
       killedAt = Date.now();
       await writer.stop("SIGKILL");
     }
     const committed = last;
-    // Litestream ships what the dead writer left (a few sync intervals), then stops on SIGTERM after a last sync.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Litestream ships what the dead writer left within a few sync intervals: restores until one holds every version
+    // commit() returned (as soon as the first, as a rule), then SIGTERM stops it after a last sync.
+    for (let i = 0; ; i++) {
+      const shipped = await iavlite(["restore", replica, join(base, `shipped-${i}`)]);
+      if (shipped.code === 0 && (shipped.json["version"] as number) >= committed) break;
+    }
     const stopped = await rep!.stop("SIGTERM");
     // Litestream never lost its place: one generation per file, no second one (iavlite did not checkpoint beside it).
     expect(rep!.out.match(/new generation/g)?.length, rep!.out.slice(-3000)).toBe(kind === "multi" ? 4 : 1);
@@ -164,7 +177,7 @@ describe.each([{ kind: "plain" }, { kind: "multi" }])("Litestream replica of a $
       expect([t.version, toHex(t.hash)]).toEqual([v(earlier), pending.get(v(earlier))]);
       t.close();
     }
-  }, 90_000);
+  }, 240_000);
 });
 
 /** The WAL segments Litestream shipped into the local replica folder `root`: one file each. */
@@ -189,16 +202,16 @@ describe("what replicate prints", () => {
     let quiet: Child | undefined;
     let verbose: Child | undefined;
     try {
-      await writer.until(() => writer.out.includes("opened"), 60_000, "the writer to open");
+      await writer.until(() => writer.out.includes("opened"), "the writer opened");
       quiet = new Child([main, "replicate", dir, "--to", join(base, "quiet"), "--sync-interval", "100ms", "--progress", "200ms"]);
       // Two counts: segments shipped in two intervals, of the versions the writer went on committing.
-      await quiet.until(() => (quiet!.stdout.match(/msg="wal segments written"/g) ?? []).length >= 2, 60_000, "two counts of WAL segments");
+      await quiet.until(() => (quiet!.stdout.match(/msg="wal segments written"/g) ?? []).length >= 2, "two counts of WAL segments");
       // Its exit status is not checked: Litestream stopped beside a live writer may fail its last checkpoint
       // ("error closing db … context canceled", exit status 1), a line that is passed on as it came.
       await quiet.stop("SIGTERM");
       // One Litestream at a time on a database: the verbose one after the first stopped.
       verbose = new Child([main, "replicate", dir, "--to", join(base, "verbose"), "--sync-interval", "100ms", "--verbose"]);
-      await verbose.until(() => (verbose!.stdout.match(/msg="wal segment written"/g) ?? []).length >= 3, 60_000, "three WAL segments");
+      await verbose.until(() => (verbose!.stdout.match(/msg="wal segment written"/g) ?? []).length >= 3, "three WAL segments");
       await verbose.stop("SIGTERM");
     } finally {
       await writer.stop("SIGKILL");
