@@ -1,14 +1,15 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { node } from "./processes.js";
+import { node, type Proc } from "./processes.js";
 
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
-/** Runs a fixture to its end (a child that outlives a failed test is killed after it); resolves with its stdout. */
-async function run(script: string, args: string[]): Promise<string> {
-  const proc = node([fixture(script), ...args]);
+/** The stdout of a child once it exited 0 (a child that outlives a failed test is killed after it). */
+async function output(proc: Proc, script: string): Promise<string> {
   const { code } = await proc.exited;
   if (code !== 0) throw new Error(`${script} exited ${code}: ${proc.stderr}`);
   return proc.lines.join("\n");
@@ -18,14 +19,19 @@ describe("read-only processes beside a writer", () => {
   it("three reader processes see only whole committed versions while the writer commits and prunes", async () => {
     const dir = tempDir();
     const target = 80;
-    const writer = run("writer.ts", [dir, String(target)]);
-    const readers = [1, 2, 3].map((seed) => run("reader.ts", [dir, String(target), String(seed)]));
-    const [w, ...rs] = await Promise.all([writer, ...readers]);
+    // The writer commits its first version, then waits until the three readers are reading.
+    const go = join(tempDir(), "go");
+    const writerProc = node([fixture("writer.ts"), dir, String(target), go]);
+    await writerProc.line(/^opened$/);
+    const readerProcs = [1, 2, 3].map((seed) => node([fixture("reader.ts"), dir, String(target), String(seed)]));
+    await Promise.all(readerProcs.map((p) => p.line(/^reading$/)));
+    writeFileSync(go, "");
+    const [w, ...rs] = await Promise.all([output(writerProc, "writer.ts"), ...readerProcs.map((p) => output(p, "reader.ts"))]);
     expect(w).toContain("done");
     let reads = 0;
     let pruned = 0;
-    for (const line of rs) {
-      const s = JSON.parse(line) as { reads: number; mismatches: number; pruned: number; backwards: number; lastVersion: number };
+    for (const out of rs) {
+      const s = JSON.parse(out.split("\n").at(-1)!) as { reads: number; mismatches: number; pruned: number; backwards: number; lastVersion: number };
       expect(s.mismatches).toBe(0);
       expect(s.backwards).toBe(0);
       expect(s.lastVersion).toBe(target);
