@@ -2,7 +2,6 @@
  * Imports leave nothing behind: not the hidden temporary folder of an import that was killed, not a table per
  * range of node versions, not a folder for options that are refused.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { IavlError, toHex, Tree, type ExportNode } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
+import { node } from "./processes.js";
 
 const child = fileURLToPath(new URL("./fixtures/slow-import.ts", import.meta.url));
 
@@ -28,27 +28,15 @@ function smallTree(keys: number): { tree: Tree; version: number; hash: Uint8Arra
   return { tree, version, hash };
 }
 
-/** Runs the slow import child into `target` and SIGKILLs it once it is mid-way with its temporary folder made. */
-function importAndKill(target: string): Promise<{ fed: number; seen: string[] }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", child, target], { stdio: ["ignore", "pipe", "pipe"] });
-    let fed = 0;
-    let err = "";
-    let seen: string[] = [];
-    let killed = false;
-    p.stdout.on("data", (d: Buffer) => {
-      for (const m of d.toString().matchAll(/^fed (\d+)$/gm)) fed = Number(m[1]);
-      if (!killed && fed >= 2000) {
-        seen = leftovers(target);
-        if (seen.length > 0) {
-          killed = true;
-          p.kill("SIGKILL");
-        }
-      }
-    });
-    p.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    p.on("exit", (_code, signal) => (signal === "SIGKILL" ? resolve({ fed, seen }) : reject(new Error(`the import child exited by itself: ${err}`))));
-  });
+/** Runs the import child into `target` and SIGKILLs it mid-way: once it has fed 2,000 nodes and feeds no more. */
+async function importAndKill(target: string): Promise<{ fed: number; seen: string[] }> {
+  const p = node([child, target]);
+  await p.line(/^fed 2000$/);
+  const seen = leftovers(target);
+  p.p.kill("SIGKILL");
+  const { signal } = await p.exited;
+  if (signal !== "SIGKILL") throw new Error(`the import child exited by itself: ${p.stderr}`);
+  return { fed: Math.max(...p.numbers(/^fed (\d+)$/)), seen };
 }
 
 describe("imports leave nothing behind", () => {
