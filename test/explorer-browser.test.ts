@@ -31,21 +31,23 @@ afterAll(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
 });
 
-/** Starts `node args…` (an `iavlite serve`) and resolves with the URL it prints. */
+/**
+ * Starts `node args…` (an `iavlite serve`) and resolves with the URL it prints, however long it takes to start on a
+ * busy machine (the test's timeout is the limit); rejects if it exits first.
+ */
 function serve(args: string[]): Promise<string> {
   const p = spawn(process.execPath, args, { cwd: repo, stdio: ["ignore", "pipe", "pipe"] });
   children.push(p);
   let out = "";
   let err = "";
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`iavlite serve printed no address: ${err}`)), 30_000);
     p.stderr!.on("data", (d: Buffer) => (err += d.toString()));
     p.stdout!.on("data", (d: Buffer) => {
       out += d.toString();
       const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (m !== null) clearTimeout(timer), resolve(m[1]!);
+      if (m !== null) resolve(m[1]!);
     });
-    p.on("exit", (code) => (clearTimeout(timer), reject(new Error(`iavlite serve exited ${code}: ${err}`))));
+    p.on("exit", (code) => reject(new Error(`iavlite serve exited ${code}: ${err}`)));
   });
 }
 
@@ -68,7 +70,8 @@ async function open(url: string, hash = ""): Promise<{ page: Page; problems: str
     if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()}`);
   });
   await page.goto(`${url}/${hash}`);
-  await page.waitForSelector("body[data-ready=true]", { timeout: 15_000 });
+  // No deadline of its own: a busy machine starts Chromium slowly, and the test's timeout is the limit.
+  await page.waitForSelector("body[data-ready=true]", { timeout: 0 });
   return { page, problems };
 }
 
@@ -512,7 +515,9 @@ describe("the explorer page in Chromium", () => {
     await page.evaluate("window.stillHere = true");
     // The writer commits a version while the page is open.
     const appHashes = writeDemoChain(chain, 4);
-    await expect.poll(() => page.textContent("#latest"), { timeout: 15_000, interval: 250 }).toBe("4");
+    // Within the page's next looks at the service, however slow a busy machine makes them (a safety net under the
+    // test's own timeout, not a clock the page must beat).
+    await expect.poll(() => page.textContent("#latest"), { timeout: 50_000, interval: 250 }).toBe("4");
     expect(await page.textContent("#summary")).toBe("2 stores · versions 1–4");
     expect(await page.textContent("#app-hash")).toBe(appHashes[4]);
     expect((await rows(page, "#stores tbody")).map((r) => r.slice(0, 3))).toEqual([["bank", "1", "4"], ["staking", "1", "4"]]);
