@@ -41,7 +41,8 @@ export interface PrunePlan {
 
 /**
  * Removes version rows below min(upTo + 1, latest), except, with `keepEvery`, the checkpointed versions that are
- * multiples of it, and plans the rest. Readers get VERSION_PRUNED for the removed versions from here on.
+ * multiples of it, and plans the rest. Readers get VERSION_PRUNED for the removed versions from here on. The removal
+ * rows an earlier prune kept because their version was its first kept one go with that version's row.
  */
 export function markPruned(db: Connection, upTo: number, keepEvery: number | undefined): PrunePlan {
   const store = new StoreReader(db);
