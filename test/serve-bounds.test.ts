@@ -21,12 +21,8 @@ const KEYS = 4;
 const VALUE_BYTES = 16_384;
 /** Bytes of values in the store: each stream carries at least this much (~39 MiB). */
 const TOTAL = VERSIONS * KEYS * VALUE_BYTES;
-/**
- * Most value bytes a stalled stream may have read from the store: what the loopback socket's buffers in the kernel
- * take before the client's stop reaches the service (a few MiB), and the chunk or two the service holds. Reading
- * 8 MiB ahead, as it did, goes past it.
- */
-const BOUND = 8 * 2 ** 20;
+/** Most value bytes a stream may hold beyond what it wrote to the socket: a chunk or two, not the 8 MiB it read ahead. */
+const HELD = 2 * 2 ** 20;
 const STALL_MS = 400;
 
 type ErrorJson = { error: { code: string; message: string } };
@@ -70,7 +66,8 @@ async function serve(o: ServeOptions): Promise<Served> {
     const exp = view.export.bind(view);
     view.export = function* () {
       for (const item of exp()) {
-        pulled.snapshot++;
+        // Values: only a leaf carries one.
+        if (item.height === 0) pulled.snapshot++;
         yield item;
       }
     } as typeof view.export;
@@ -140,12 +137,13 @@ describe("a client that stops reading a stream", () => {
       const { res, server, closed } = await stall(s, path);
       expect(res.statusCode).toBe(200);
       await closed;
-      // Every value the store gave was made into bytes for this socket, none held back: the bound holds for both.
-      expect(s.pulled[name] * VALUE_BYTES).toBeGreaterThan(0);
-      expect(s.pulled[name] * VALUE_BYTES).toBeLessThan(BOUND);
-      expect(server.bytesWritten).toBeLessThan(BOUND * (name === "changes" ? 2 : 1) + 2 ** 20);
+      // What the service read from the store went to the socket, but for a chunk or two (HELD); what the socket took
+      // is the kernel's buffers' worth (their size moves with the machine and its load), far short of the span.
+      const pulled = s.pulled[name] * VALUE_BYTES;
+      expect(pulled).toBeGreaterThan(0);
+      expect(pulled).toBeLessThan(server.bytesWritten + HELD);
+      expect(server.bytesWritten).toBeLessThan(TOTAL * (name === "changes" ? 2 : 1) / 2);
       expect(server.destroyed).toBe(true);
-      expect(TOTAL).toBeGreaterThan(4 * BOUND);
     }, 60_000);
   }
 });

@@ -192,7 +192,10 @@ export class Pruner {
   /** The thread failed or ended while the store is open: every prune waiting fails, never the process. */
   private failed(e: Error): void {
     if (this.closed) return;
-    this.failAll(new IavlError("IO_ERROR", `the prune thread failed: ${e.message}`, { cause: e }));
+    const err = new IavlError("IO_ERROR", `the prune thread failed: ${e.message}`, { cause: e });
+    // Automatic prunes stop with the thread: say so once, as for any automatic prune that failed.
+    this.auto?.onError(err);
+    this.failAll(err);
   }
 
   private failAll(e: IavlError): void {

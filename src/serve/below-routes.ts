@@ -86,7 +86,9 @@ export function answerConnect(server: http.Server): void {
     res.assignSocket(socket);
     res.once("finish", () => {
       res.detachSocket(socket);
-      socket.end();
+      // Not end(): the socket is no longer read after the hand-off, so a half-open one would wait for the client's end
+      // for ever, holding its descriptor.
+      socket.destroySoon();
     });
     server.emit("request", req, res);
   });

@@ -4,6 +4,7 @@
  * answered 503 TOO_MANY_STREAMS with `Retry-After`, before any reading.
  * @module
  */
+import { finished } from "node:stream";
 import type { FastifyReply } from "fastify";
 import { ApiError } from "./errors.js";
 
@@ -31,6 +32,8 @@ export class StreamSlots {
       throw new ApiError(503, "TOO_MANY_STREAMS", `${this.max} streams are open, the most this service serves at once; try again in ${RETRY_AFTER_S} s`);
     }
     this.open++;
-    reply.raw.once("close", () => this.open--);
+    // finished() also calls back for an answer whose client went away already (during a long poll before the take),
+    // whose "close" has fired: a slot waiting on it would never come back.
+    finished(reply.raw, () => this.open--);
   }
 }

@@ -49,12 +49,15 @@ function removeLeftovers(full: string): void {
   }
 }
 
-/** The files of a store folder's writer lock: a folder holding only these holds no store. */
-const LOCK_FILES = new Set(["writer.lock", "writer.lock-journal", "writer.json"]);
+/**
+ * The files of a store folder's writer lock: a folder holding only these holds no store. The lock file itself last:
+ * once it is gone, another writer can lock a new one while this one still holds the old.
+ */
+const LOCK_FILES = ["writer.json", "writer.lock-journal", "writer.lock"];
 
 /** Whether `dir` may receive an import: missing, or holding nothing but a writer lock's files (a killed import's). */
 function vacant(dir: string): boolean {
-  return !existsSync(dir) || readdirSync(dir).every((f) => LOCK_FILES.has(f));
+  return !existsSync(dir) || readdirSync(dir).every((f) => LOCK_FILES.includes(f));
 }
 
 /**
