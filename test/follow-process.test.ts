@@ -127,6 +127,7 @@ describe("iavlite follow beside a writer, its service and the replica's service"
       // A replica that started again from a snapshot (it fell behind the source's pruning) holds no height before it.
       if (mine.status === 404 && /began at version/.test(mine.text)) {
         stats.restarted++;
+        await sleep(20);
         continue;
       }
       if (theirs.status === 410 || mine.status === 410) {
