@@ -262,7 +262,8 @@ describe("each command on a multi-store folder", () => {
     expect(alone.code).toBe(2);
     expect(back.code, back.stderr).toBe(0);
     expect(JSON.parse(back.stdout)).toMatchObject({ to: 295, appHash: appHashes[295], done: true });
-  });
+    // A safety net: four CLI processes, one after another, took 48 s beside two busy loops.
+  }, 180_000);
 
   it("export needs one --store (a stream is one store); import builds a plain store and refuses --store", async () => {
     const cwd = fresh();
