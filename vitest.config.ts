@@ -9,7 +9,8 @@ export default defineConfig({
     // Two files at a time on two cores (vitest's default leaves one core idle): many tests wait on child processes,
     // threads and disk, so the suite takes ~0.75× as long.
     maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Only a net: tests wait on states, and beside busy loops (npm run test:busy) a CPU-bound test takes 3-5x its time.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
   },
 });
