@@ -9,6 +9,12 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { IavlError } from "../base/errors.js";
 
+/**
+ * The files of a store folder's writer lock, in the order to remove them: the lock file last, since once it is gone
+ * another writer can lock a new one while this one still holds the old.
+ */
+export const LOCK_FILES = ["writer.json", "writer.lock-journal", "writer.lock"] as const;
+
 /** Who holds a store, as written in `writer.json` by the holder. */
 export interface Holder {
   pid: number;

@@ -6,13 +6,13 @@ import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { IavlError } from "../base/errors.js";
 import { openReader, openWriter, STORE_FILE, type Connection, type Sync } from "../sqlite/connection.js";
-import { WriterLock } from "../sqlite/lock.js";
+import { LOCK_FILES, WriterLock } from "../sqlite/lock.js";
 import { MARKER_FILE } from "../sqlite/commit-marker.js";
 import { checkSchema, migrate } from "../sqlite/migrate.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
 
 /** Files a store folder may hold; anything else means the folder is not ours. */
-const OWN_FILES = new Set([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, "writer.lock", "writer.lock-journal", "writer.json"]);
+const OWN_FILES = new Set<string>([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, ...LOCK_FILES]);
 
 /** How to open a store folder for writing. */
 export interface FolderOptions {

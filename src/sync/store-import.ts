@@ -10,7 +10,7 @@ import { IavlError } from "../base/errors.js";
 import type { ExportNode } from "../tree/export-node.js";
 import { Importer } from "../tree/importer.js";
 import { DEFAULT_BUSY_TIMEOUT_MS, STORE_FILE } from "../sqlite/connection.js";
-import { lockHeld, WriterLock } from "../sqlite/lock.js";
+import { LOCK_FILES, lockHeld, WriterLock } from "../sqlite/lock.js";
 import { openStoreFolder } from "../store/folder.js";
 import { BatchWriter } from "./batch-writer.js";
 import { importedVersionRow, Numbering, toRows } from "./import-rows.js";
@@ -49,15 +49,10 @@ function removeLeftovers(full: string): void {
   }
 }
 
-/**
- * The files of a store folder's writer lock: a folder holding only these holds no store. The lock file itself last:
- * once it is gone, another writer can lock a new one while this one still holds the old.
- */
-const LOCK_FILES = ["writer.json", "writer.lock-journal", "writer.lock"];
 
 /** Whether `dir` may receive an import: missing, or holding nothing but a writer lock's files (a killed import's). */
 function vacant(dir: string): boolean {
-  return !existsSync(dir) || readdirSync(dir).every((f) => LOCK_FILES.includes(f));
+  return !existsSync(dir) || readdirSync(dir).every((f) => (LOCK_FILES as readonly string[]).includes(f));
 }
 
 /**
