@@ -13,6 +13,7 @@ import { history } from "./history.js";
 import { core } from "./core.js";
 import { mixed } from "./mixed.js";
 import { multi } from "./multi.js";
+import { pages } from "./pages.js";
 import { persistent } from "./persistent.js";
 import { prune } from "./prune.js";
 import { readers } from "./readers.js";
@@ -29,9 +30,9 @@ const SECTIONS: Record<string, (b: Bench) => Promise<void>> = {
 };
 /**
  * What `--only` may name: every section, and parts of one run only when named (`replicas` runs its own; `serve-abuse`
- * holds the service under abuse for minutes).
+ * holds the service under abuse for minutes; `pages` counts what a layout not built yet would read and write).
  */
-const RUNNABLE: Record<string, (b: Bench) => Promise<void>> = { ...SECTIONS, "replicas-live": liveReplicas, "serve-abuse": serveAbuse };
+const RUNNABLE: Record<string, (b: Bench) => Promise<void>> = { ...SECTIONS, "replicas-live": liveReplicas, "serve-abuse": serveAbuse, pages };
 const usage = `usage: npm run bench -- [--quick] [--only ${Object.keys(RUNNABLE).join(",")}] [--profile <section>]`;
 
 function parse(argv: string[]): { quick: boolean; only: string[]; profile?: string } {
