@@ -7,16 +7,13 @@
 import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { createRequire } from "node:module";
-import { beforeAll, describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it, inject } from "vitest";
 import { MultiTree, toHex } from "../src/index.js";
 import { tempDir } from "./backends.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const main = join(root, "src/cli/main.ts");
-// tsx's loader by its file URL: the commands run in temporary folders, where `--import tsx` would not resolve.
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+const main = inject("cli");
 const NAMES = ["bank", "lockup", "staking"];
 const enc = new TextEncoder();
 
@@ -28,7 +25,7 @@ interface Run {
 
 /** Runs `iavlite args…` in `cwd`. */
 function cli(args: string[], cwd = root): Promise<Run> {
-  return collect(spawn(process.execPath, ["--import", tsx, main, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] }));
+  return collect(spawn(process.execPath, [main, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] }));
 }
 
 /** Runs a shell line as an operator types it, with `iavlite` on the PATH. */
@@ -101,7 +98,7 @@ describe("iavlite --help examples", () => {
     const cwd = fresh();
     const bin = join(cwd, "bin");
     mkdirSync(bin);
-    writeFileSync(join(bin, "iavlite"), `#!/bin/sh\nexec "${process.execPath}" --import "${tsx}" "${main}" "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(bin, "iavlite"), `#!/bin/sh\nexec "${process.execPath}" "${main}" "$@"\n`, { mode: 0o755 });
     const key = Buffer.from(KEY).toString("hex");
     // In order, as an operator follows them: the prune and rollback before the export and import.
     for (const example of examples) {
@@ -286,7 +283,7 @@ describe("iavlite serve under a parent that does not pass on signals", () => {
   it("stops when its parent process is gone (npx's shell dies of SIGTERM and leaves the server to init)", async () => {
     const cwd = fresh();
     // `; true` keeps sh from exec-ing node, as npx's `sh -c` is left between npm and the bin.
-    const sh = spawn("sh", ["-c", `"${process.execPath}" --import "${tsx}" "${main}" serve data --port 0; true`], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const sh = spawn("sh", ["-c", `"${process.execPath}" "${main}" serve data --port 0; true`], { cwd, stdio: ["ignore", "pipe", "pipe"] });
     const done = collect(sh);
     const url = await new Promise<string>((resolve) => {
       let seen = "";

@@ -1,18 +1,18 @@
 /**
- * The `iavlite` CLI run as a real child process (node + tsx on src/cli/main.ts) against stores built here.
+ * The `iavlite` CLI run as a real child process (node on the package built for the run, test/global-setup.ts) against stores built here.
  */
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, inject } from "vitest";
 import { EMPTY_HASH, MultiTree, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const main = join(root, "src/cli/main.ts");
+const main = inject("cli");
 
 interface Run {
   code: number | null;
@@ -24,7 +24,7 @@ interface Run {
 /** Runs `iavlite args…`, feeding `input` to stdin (an empty stdin otherwise). */
 function cli(args: string[], input?: Buffer): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", main, ...args], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [main, ...args], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (b: Buffer) => out.push(b));

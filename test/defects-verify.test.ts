@@ -5,19 +5,20 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, inject } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
+import { nodeArgs } from "./processes.js";
 import { b, corruptStoredNodeHash, type StoredNodeKind } from "./helpers.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const main = join(root, "src/cli/main.ts");
+const main = inject("cli");
 
 /** Runs `iavlite args…` as a child process; resolves with its exit status and output. */
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", main, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [main, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -36,7 +37,7 @@ interface Child {
 }
 
 function start(args: string[]): Child {
-  const p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+  const p = spawn(process.execPath, nodeArgs(args), { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   p.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

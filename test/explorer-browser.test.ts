@@ -11,12 +11,11 @@
  * sent as they are.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { copyFileSync, cpSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildSync } from "esbuild";
 import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { toHex } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { launchContext } from "./browser.js";
@@ -534,26 +533,10 @@ describe("the explorer page in Chromium", () => {
 
 describe("the explorer page from a built copy of the package", () => {
   it("sends the compiled verifier modules as they are, and they verify in Chromium", async () => {
-    // The package's layout, as `npm run build` makes it (each source file compiled alone, to dist/src).
-    const root = tempDir("iavlite-built-");
-    const sources = (readdirSync(join(repo, "src"), { recursive: true }) as string[]).filter((f) => f.endsWith(".ts"));
-    const built = buildSync({
-      entryPoints: sources.map((f) => join(repo, "src", f)),
-      outbase: join(repo, "src"),
-      outdir: join(root, "dist", "src"),
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      logLevel: "silent",
-    });
-    expect(built.errors).toEqual([]);
-    for (const d of ["explorer", "migrations"]) cpSync(join(repo, d), join(root, d), { recursive: true });
-    copyFileSync(join(repo, "package.json"), join(root, "package.json"));
-    symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
-
+    // The package built for this run (test/global-setup.ts), laid out as `npm run build` makes it.
     const chain = join(tempDir("iavlite-explorer-"), "chain");
     const appHashes = writeDemoChain(chain, 3);
-    const url = await serve([join(root, "dist/src/cli/main.js"), "serve", chain, "--port", "0"]);
+    const url = await serve([inject("cli"), "serve", chain, "--port", "0"]);
     const ops = await (await fetch(`${url}/explorer/verify/ops.js`)).text();
     expect(ops).toContain('from "@noble/hashes/sha2.js"');
     const { page, problems } = await open(url);

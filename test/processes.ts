@@ -3,14 +3,18 @@
  * and `iavlite serve` started and waited for until it listens.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach } from "vitest";
+import { afterEach, inject } from "vitest";
 
 /** The repository's root. */
 export const root = fileURLToPath(new URL("..", import.meta.url));
-/** The CLI's entry, run with tsx. */
-export const main = join(root, "src/cli/main.ts");
+/** The CLI's entry in the package built for this run (test/global-setup.ts), as users run the installed `iavlite`. */
+export const main = inject("cli");
+
+/** node's arguments to run `args[0]`: TypeScript through tsx, the built package's JavaScript as it is. */
+export function nodeArgs(args: string[]): string[] {
+  return args[0]?.endsWith(".ts") === true ? ["--import", "tsx", ...args] : args;
+}
 
 /** A child process whose stdout is read line by line. */
 export class Proc {
@@ -75,9 +79,9 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
 });
 
-/** Starts `node --import tsx ...args` in the repository. */
+/** Starts `node ...args` in the repository (see {@link nodeArgs}). */
 export function node(args: string[]): Proc {
-  const p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const p = spawn(process.execPath, nodeArgs(args), { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
   children.push(p);
   return new Proc(p);
 }

@@ -10,12 +10,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, inject } from "vitest";
 import { MultiTree, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
+import { nodeArgs } from "./processes.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const main = join(root, "src/cli/main.ts");
+const main = inject("cli");
 const writerScript = fileURLToPath(new URL("./fixtures/replicated-writer.ts", import.meta.url));
 
 /** A child process with its output kept, and a wait for a line that matches. */
@@ -29,7 +30,7 @@ class Child {
   private waiters: Array<() => void> = [];
 
   constructor(args: string[], onLine?: (line: string) => void) {
-    this.p = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    this.p = spawn(process.execPath, nodeArgs(args), { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let buf = "";
     this.p.stdout!.on("data", (d: Buffer) => {
       this.out += d.toString();
