@@ -3,8 +3,10 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // The CLI runs from the package built once per run (node starts it in ~0.6 s, against ~2 s through tsx).
+    // The CLI and the child scripts run from the package built once per run (node starts them in ~0.6 s, against ~2 s
+    // through tsx).
     globalSetup: ["test/global-setup.ts"],
+    setupFiles: ["test/setup-env.ts"],
     // Worker threads and child processes load TypeScript sources through tsx; --expose-gc lets a test see what the
     // collector releases (walks dropped unfinished).
     execArgv: ["--import", "tsx", "--expose-gc"],

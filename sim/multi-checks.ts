@@ -9,6 +9,7 @@ import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { fromHex, IavlError, toHex, type ReadonlyTree } from "../src/index.js";
 import { KEYS, keyBytes, keyHex, type Rec } from "./model.js";
 import type { Random } from "./random.js";
+import { cliCommand } from "./child-command.js";
 
 /** Codes a read of a version that is gone may throw (never data of another history). */
 export const GONE: readonly string[] = ["VERSION_PRUNED", "VERSION_ROLLED_BACK"];
@@ -79,7 +80,7 @@ export interface CliResult {
 
 /** Runs `iavlite <args>` as an operator would, in a child process. */
 export function cli(args: string[]): CliResult {
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], { cwd: root, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [...cliCommand(), ...args], { cwd: root, encoding: "utf8" });
   let json: unknown;
   try {
     json = JSON.parse(r.stdout);

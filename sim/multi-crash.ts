@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { MultiTree, toHex, type MultiReader } from "../src/index.js";
 import { catching, codeOf, GONE } from "./multi-checks.js";
+import { scriptArgs } from "./child-command.js";
 import { inspectAfterKill } from "./multi-cli.js";
 import type { ChildArgs } from "./multi-crash-writer.js";
 import { childMultiOps, type MultiOp, type MultiStep } from "./multi-life.js";
@@ -32,7 +33,7 @@ const LIMIT_MS = 60_000;
 
 /** Runs a child writer, killed `killAfterMs` after it started ("spawn"), opened, or announced its rollback. */
 function runChild(args: ChildArgs, killAt: "spawn" | "opened" | "rollback", killAfterMs: number, poll: () => void): Promise<ChildRun> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(here, "multi-crash-writer.ts"), JSON.stringify(args)], {
+  const child = spawn(process.execPath, [...scriptArgs(join(here, "multi-crash-writer.ts")), JSON.stringify(args)], {
     cwd: join(here, ".."),
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -15,6 +15,7 @@ import { childOps, stepArgs, type Durability, type Life, type Step } from "./lif
 import { KEYS, keyBytes, keyHex, Model, type Rec } from "./model.js";
 import { Random } from "./random.js";
 import { branchRowsProblem } from "../test/helpers.js";
+import { cliCommand, scriptArgs } from "./child-command.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const root = join(here, "..");
@@ -372,7 +373,7 @@ class LifeRun {
 
   /** Runs the CLI; fails the life unless it exits 0. */
   private iavlite(args: string[]): string {
-    const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), ...args], { cwd: root, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [...cliCommand(), ...args], { cwd: root, encoding: "utf8" });
     if (r.status !== 0) this.fail(`iavlite ${args.join(" ")} exited ${r.status}: ${r.stdout.slice(0, 1000)} ${r.stderr.slice(0, 1000)}`);
     return r.stdout;
   }
@@ -392,13 +393,13 @@ class LifeRun {
     this.extra.push(work);
     const file = join(work, "export.bin");
     const target = join(work, "store");
-    const exported = spawnSync(process.execPath, ["--import", "tsx", join(root, "src/cli/main.ts"), "export", this.dir, "--version", String(v), "-o", file], { cwd: root, encoding: "utf8" });
+    const exported = spawnSync(process.execPath, [...cliCommand(), "export", this.dir, "--version", String(v), "-o", file], { cwd: root, encoding: "utf8" });
     if (exported.status !== 0) {
       // Pruned meanwhile by an automatic prune: fine for a version it may take.
       if (!this.mustKeep(v) && exported.stderr.includes("VERSION_PRUNED")) return;
       this.fail(`iavlite export of ${v} exited ${exported.status}: ${exported.stderr.slice(0, 1000)}`);
     }
-    const args = ["--import", "tsx", join(root, "src/cli/main.ts"), "import", target, "--version", String(v), "--hash", rec.hash, "-i", file];
+    const args = [...cliCommand(), "import", target, "--version", String(v), "--hash", rec.hash, "-i", file];
     const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
     let err = "";
     child.stderr.on("data", (d: Buffer) => (err += d.toString()));
@@ -435,7 +436,7 @@ class LifeRun {
   /** Starts a reader in another process; what it read is checked at the next settle. */
   private readerProcess(ms: number): void {
     if (this.model.latest === 0) return;
-    const child = spawn(process.execPath, ["--import", "tsx", join(here, "reader-process.ts"), this.dir, String(ms)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...scriptArgs(join(here, "reader-process.ts")), this.dir, String(ms)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -699,7 +700,7 @@ class LifeRun {
     this.closeWriter();
     // Before the first commit, the child's first version is the initial one.
     const start = this.model.latest === 0 ? this.life.options.initialVersion - 1 : this.model.latest;
-    const child = spawn(process.execPath, ["--import", "tsx", join(here, "crash-writer.ts"), this.dir, JSON.stringify({ ...this.life.options, durability: this.durability }), String(s.seed), String(s.versions), s.prune ? "1" : "0"], {
+    const child = spawn(process.execPath, [...scriptArgs(join(here, "crash-writer.ts")), this.dir, JSON.stringify({ ...this.life.options, durability: this.durability }), String(s.seed), String(s.versions), s.prune ? "1" : "0"], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
     });

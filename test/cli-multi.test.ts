@@ -5,7 +5,7 @@
  * output, and the same exit status for the same kind of mistake.
  */
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it, inject } from "vitest";
@@ -136,8 +136,26 @@ async function replicateExample(line: string, cwd: string, bin: string): Promise
     void done.then((r) => reject(new Error(`replicate ended: ${r.stderr}`)));
   });
   await shipped;
+  // A generation is restorable once its first WAL segment follows its snapshot: stopped between the two, Litestream
+  // leaves one that its restore panics on ("generation name required").
+  await shippedWal(join(cwd, "backup"), 4);
   child.kill("SIGTERM");
   expect((await done).code, seen.slice(-2000)).toBe(0);
+}
+
+/** Resolves once `count` generations under `backup` (file replicas) each hold a WAL segment; looks again as files appear. */
+async function shippedWal(backup: string, count: number): Promise<void> {
+  const ready = (): boolean => {
+    const files = readdirSync(backup, { recursive: true }) as string[];
+    const generations = new Set(files.map((f) => /^(.*\/generations\/[^/]+)\//.exec(f)?.[1]).filter((g) => g !== undefined));
+    const withWal = [...generations].filter((g) => files.some((f) => f.startsWith(`${g}/wal/`) && f.endsWith(".wal.lz4")));
+    return withWal.length >= count;
+  };
+  while (!ready()) await new Promise<void>((resolve) => {
+    const w = watch(backup, { recursive: true }, () => (w.close(), resolve()));
+    // A file written between the look and the watch would be missed: look once more now that the watch is on.
+    if (ready()) w.close(), resolve();
+  });
 }
 
 /** Runs the serve example until it listens, asks it something, stops it with SIGTERM: exit 0. */

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { toHex, Tree, type ErrorCode } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
+import { scriptArgs } from "../sim/child-command.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const child = fileURLToPath(new URL("./fixtures/disk-full-writer.ts", import.meta.url));
@@ -30,7 +31,7 @@ interface Report {
 /** Runs the writer child with every file it writes limited to `blocks` KiB (SIGXFSZ ignored: writes just fail). */
 function runLimited(dir: string, blocks: number): Promise<Report> {
   return new Promise((resolve, reject) => {
-    const script = `ulimit -f ${blocks}; trap "" XFSZ; exec "${process.execPath}" --import tsx "${child}" "${dir}"`;
+    const script = `ulimit -f ${blocks}; trap "" XFSZ; exec "${process.execPath}" ${scriptArgs(child).map((a) => `"${a}"`).join(" ")} "${dir}"`;
     const p = spawn("bash", ["-c", script], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";

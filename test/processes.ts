@@ -5,15 +5,17 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, inject } from "vitest";
+import { scriptArgs } from "../sim/child-command.js";
 
 /** The repository's root. */
 export const root = fileURLToPath(new URL("..", import.meta.url));
 /** The CLI's entry in the package built for this run (test/global-setup.ts), as users run the installed `iavlite`. */
 export const main = inject("cli");
 
-/** node's arguments to run `args[0]`: TypeScript through tsx, the built package's JavaScript as it is. */
+/** node's arguments to run `args[0]` with the rest: see sim/child-command.ts. */
 export function nodeArgs(args: string[]): string[] {
-  return args[0]?.endsWith(".ts") === true ? ["--import", "tsx", ...args] : args;
+  const [file, ...rest] = args;
+  return file === undefined ? [] : [...scriptArgs(file), ...rest];
 }
 
 /** A child process whose stdout is read line by line. */

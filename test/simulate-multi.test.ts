@@ -2,9 +2,12 @@
  * The lifecycle simulator's fixed multi-store seeds, in a file of their own so that they run beside the single-store
  * ones (simulate.test.ts).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { drawMultiLife } from "../sim/multi-life.js";
 import { runMultiLife } from "../sim/multi-runner.js";
+
+// The lives run the CLI from the package built for this run (sim/cli-command.ts).
+process.env["IAVLITE_CLI"] = inject("cli");
 
 /**
  * Multi-store lives (sim/multi-*.ts): stores added on reopen, prunes, rollbacks of the folder and of one store alone,

@@ -3,9 +3,12 @@
  * durability, prunes, reopens, rollbacks, readers and change streams held across it all, export and import, a child
  * writer killed with SIGKILL) and checks it against the model after every step. `npm run simulate` runs fresh seeds.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { drawLife } from "../sim/life.js";
 import { runLife } from "../sim/runner.js";
+
+// The lives run the CLI from the package built for this run (sim/cli-command.ts).
+process.env["IAVLITE_CLI"] = inject("cli");
 
 /** Seeds that found a defect, each kept as a test of its own, with what it found. */
 const FOUND = [

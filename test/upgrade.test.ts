@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { IavlError, toHex, Tree, type ReadonlyTree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { branchRows } from "./helpers.js";
+import { scriptArgs } from "../sim/child-command.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 import { applyHistory, LAST, OPTIONS, PRUNES } from "./fixtures/layout1-history.js";
 
@@ -126,7 +127,7 @@ describe("upgrading a layout-1 store in place", () => {
     const outcomes = new Set<number>();
     for (const delay of delays) {
       const dir = fixtureStore();
-      const p = spawn(process.execPath, ["--import", "tsx", child, dir], { stdio: ["ignore", "pipe", "inherit"] });
+      const p = spawn(process.execPath, [...scriptArgs(child), dir], { stdio: ["ignore", "pipe", "inherit"] });
       const exited = new Promise((r) => p.once("exit", r));
       // Killed a little after it starts opening (it prints a line right before Tree.open), or after it finished.
       await new Promise<void>((resolve) => p.stdout.once("data", () => resolve()));
