@@ -1,54 +1,120 @@
 /**
- * Checkpoints: the branch nodes not yet stored are written together every few versions, each under a node key
- * (version, sequence) given here.
+ * Checkpoints (layout 3): what a checkpoint writes. The nodes with more than PAGE_LEAVES leaves (the spine) not yet
+ * stored become branch rows, each under a node key (version, sequence) given here; each canonical page (a subtree of
+ * at most PAGE_LEAVES leaves under a spine node) whose root is not stored as a page root becomes one page row.
  * @module
  */
-import { NONE, type NodeTable } from "../tree/node.js";
+import { NONE, type NodeSource, type NodeTable } from "../tree/node.js";
 import type { BranchRow, BranchRows } from "../sqlite/rows.js";
-import { branchRow } from "../sqlite/node-rows.js";
+import { branchRow, pageRow } from "../sqlite/node-rows.js";
+import { NO_PAGES, type PageRows, type PageWrite } from "../sqlite/page-rows.js";
+import { isPageSeq, PAGE_LEAVES, slotOfSeq } from "../sqlite/shards.js";
 
 /** A write without branches. */
 export const NO_BRANCHES: BranchRows = { count: 0, bytes: 0, *[Symbol.iterator](): Generator<BranchRow> {} };
 
-/** The branches to write at a checkpoint, and how to undo their numbering if the write fails. */
+/** The rows to write at a checkpoint, and how to undo their numbering if the write fails. */
 export interface CheckpointBatch {
-  /** Their rows, made as they are read (so only while the nodes' numbering stands). */
+  /** The spine's rows, made as they are read (so only while the nodes' numbering stands). */
   rows: BranchRows;
-  /** Forgets the sequences given, so that a failed write leaves the nodes dirty. */
+  pages: PageRows;
+  /**
+   * Node keys `[version, seq, …]` of the stored nodes the checkpoint moved into new pages and whose rows no tree from
+   * the checkpoint on reads: a page whose root moved, a branch row of an older layout.
+   */
+  moved: number[];
+  /** The number of page ids used, from the `firstPage` given. */
+  pagesUsed: number;
+  /** Forgets the sequences given, so that a failed write leaves the nodes as they were. */
   undo(): void;
 }
 
+/** An empty batch. */
+export const NO_CHECKPOINT: CheckpointBatch = { rows: NO_BRANCHES, pages: NO_PAGES, moved: [], pagesUsed: 0, undo: () => {} };
+
 /**
- * Numbers every unstored branch under `root` (children before parents, so each row can name its children) and
- * returns their rows. A stored node's subtree is all stored, so the walk never enters one.
+ * True when `n`, the root of a canonical page, is stored as such: a page's root, or a node stored before pages (a
+ * branch row or a leaf's row, whose subtree is stored whole too). A node of a page below its root must move into a
+ * page of its own: pruning deletes a page once its root left the trees it keeps.
  */
-export function collectDirty(t: NodeTable, root: number): CheckpointBatch {
+function storedAsPage(t: NodeTable, n: number): boolean {
+  const seq = t.seq(n);
+  return seq !== 0 && (!isPageSeq(seq) || slotOfSeq(seq) === 0);
+}
+
+/** Loads (through `src`) every node of the subtree under `n` that is not in memory. */
+function loadAll(src: NodeSource, n: number): void {
+  const t = src.t;
+  const stack = [n];
+  while (stack.length > 0) {
+    const m = stack.pop()!;
+    if (t.height(m) > 0) stack.push(src.left(m), src.right(m));
+  }
+}
+
+/**
+ * Numbers every unstored spine branch under `root` (children before parents, so each row can name its children) and
+ * encodes every canonical page whose root is not stored as one, with ids from `firstPage`, as pages of checkpoint
+ * `version`. A stored spine node's subtree is all stored, so the walk never enters one. A page's nodes must be in
+ * memory: those that are not (a clean subtree whose page boundary moved) are loaded through `src`.
+ */
+export function collectDirty(src: NodeSource, root: number, version: number, firstPage: number): CheckpointBatch {
+  const t = src.t;
   const numbered: number[] = [];
+  const renumbered: Array<[number, number]> = [];
+  const pages: PageWrite[] = [];
+  const moved: number[] = [];
   let bytes = 0;
+  let pageBytes = 0;
   const next = new Map<number, number>();
   const undo = (): void => {
     for (const n of numbered) t.setSeq(n, 0);
+    for (let k = renumbered.length - 1; k >= 0; k--) t.setSeq(renumbered[k]![0], renumbered[k]![1]);
   };
-  const dirty = (n: number): boolean => n !== NONE && t.seq(n) === 0;
-  if (dirty(root) && t.height(root) > 0) {
-    const stack: number[] = [root];
-    const childrenDone: boolean[] = [false];
-    while (stack.length > 0) {
-      const n = stack.pop()!;
-      if (!childrenDone.pop()) {
-        stack.push(n);
-        childrenDone.push(true);
-        if (dirty(t.right(n))) stack.push(t.right(n)), childrenDone.push(false);
-        if (dirty(t.left(n))) stack.push(t.left(n)), childrenDone.push(false);
-        continue;
+  const onMove = (n: number, seq: number): void => {
+    renumbered.push([n, seq]);
+    if (seq === 0) return;
+    // A page's root leaving it ends the page's life in the trees from here on; its other nodes went with the root.
+    if (!isPageSeq(seq) || slotOfSeq(seq) === 0) moved.push(t.version(n), seq);
+  };
+  const page = (n: number): void => {
+    if (storedAsPage(t, n)) return;
+    loadAll(src, n);
+    const id = firstPage + pages.length;
+    const b = pageRow(t, n, id, onMove);
+    pages.push({ id, version, bytes: b });
+    pageBytes += b.length;
+  };
+  try {
+    if (root !== NONE && t.height(root) > 0) {
+      if (t.size(root) <= PAGE_LEAVES) page(root);
+      else if (t.seq(root) === 0) {
+        const stack: number[] = [root];
+        const childrenDone: boolean[] = [false];
+        while (stack.length > 0) {
+          const n = stack.pop()!;
+          if (!childrenDone.pop()) {
+            stack.push(n);
+            childrenDone.push(true);
+            for (const c of [t.right(n), t.left(n)]) {
+              if (c === NONE) continue; // known by its node key: stored
+              if (t.size(c) <= PAGE_LEAVES) page(c);
+              else if (t.seq(c) === 0) stack.push(c), childrenDone.push(false);
+            }
+            continue;
+          }
+          const v = t.version(n);
+          const seq = (next.get(v) ?? 0) + 1;
+          next.set(v, seq);
+          t.setSeq(n, seq);
+          numbered.push(n);
+          bytes += t.key(n).length + 32; // a ByteString has a char per byte; a hash has 32
+        }
       }
-      const version = t.version(n);
-      const seq = (next.get(version) ?? 0) + 1;
-      next.set(version, seq);
-      t.setSeq(n, seq);
-      numbered.push(n);
-      bytes += t.key(n).length + 32; // a ByteString has a char per byte; a hash has 32
     }
+  } catch (e) {
+    undo();
+    throw e;
   }
   const rows: BranchRows = {
     count: numbered.length,
@@ -57,5 +123,6 @@ export function collectDirty(t: NodeTable, root: number): CheckpointBatch {
       for (const n of numbered) yield branchRow(t, n);
     },
   };
-  return { rows, undo };
+  const pageRows: PageRows = { count: pages.length, bytes: pageBytes, [Symbol.iterator]: () => pages[Symbol.iterator]() };
+  return { rows, pages: pageRows, moved, pagesUsed: pages.length, undo };
 }

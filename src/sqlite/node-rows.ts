@@ -4,12 +4,15 @@
  */
 import { IavlError } from "../base/errors.js";
 import { latin1, latin1Bytes } from "../base/bytes.js";
-import { childRef, type NodeTable } from "../tree/node.js";
+import { childRef, NONE, type NodeTable } from "../tree/node.js";
+import { pageHash, pageKey, PageWriter, subtreeStart, type DecodedPage } from "./page-codec.js";
 import type { BranchRow, LeafRow } from "./rows.js";
-import { LEAF_BASE, leafId, leafSeq } from "./shards.js";
+import { LEAF_BASE, leafId, leafSeq, PAGE_BASE, PAGE_SLOTS, pageSeq } from "./shards.js";
 
 // In memory a leaf's sequence is -(id + 1), not the stored LEAF_BASE + id (≥ 2^31), so that its sign tells a leaf's
-// node key from a branch's without the base. Branch sequences are the same in both forms.
+// node key from a branch's without the base. Branch sequences, and page nodes' (≥ PAGE_BASE), are the same in both
+// forms. A leaf keeps its leaves row's sequence even inside a page: that row is its identity (values, the walks'
+// check), and a leaf never heads a page of its own (its parent has at most 3 leaves), so no link names it by page.
 
 /** The in-memory sequence of the leaf in leaves row `id`. */
 export function leafKeySeq(id: number): number {
@@ -28,7 +31,7 @@ export function storedSeq(seq: number): number {
 
 /** A stored sequence in its in-memory form. */
 export function memorySeq(seq: number): number {
-  return seq >= LEAF_BASE ? leafKeySeq(leafId(seq)) : seq;
+  return seq >= PAGE_BASE || seq < LEAF_BASE ? seq : leafKeySeq(leafId(seq));
 }
 
 /** The row of hashed, numbered branch `n` of `t`, whose children are numbered too. */
@@ -68,4 +71,64 @@ export function leafNode(t: NodeTable, l: LeafRow): number {
   t.setHashBytes(n, l.hash);
   t.setSeq(n, leafKeySeq(l.id));
   return n;
+}
+
+/**
+ * Encodes the subtree under `root` (every node in memory and hashed, every leaf with its leaves row) as page `id`,
+ * and renumbers its branches to their slots in it; `renumbered` hears each branch with the sequence it had (a
+ * clean one moved into the page, or 0), so that a failed write can undo and the caller can record what moved.
+ */
+export function pageRow(t: NodeTable, root: number, id: number, renumbered: (n: number, oldSeq: number) => void): Uint8Array {
+  const count = 2 * t.size(root) - 1;
+  if (count > PAGE_SLOTS) throw new IavlError("CORRUPT", `a page of ${t.size(root)} leaves does not fit ${PAGE_SLOTS} slots`);
+  const w = new PageWriter();
+  const stack: number[] = [root];
+  const expanded: boolean[] = [false];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    const done = expanded.pop()!;
+    if (!t.hashed(n)) throw new IavlError("CORRUPT", `node ${t.version(n)}/${t.seq(n)} cannot be stored in a page: it is unhashed`);
+    if (t.height(n) === 0) {
+      const seq = t.seq(n);
+      if (seq >= 0) throw new IavlError("CORRUPT", `leaf ${t.version(n)} cannot be stored in a page: it has no leaves row`);
+      w.leaf(t.version(n), t.hashBytes(n), latin1Bytes(t.key(n)), leafRowId(seq));
+      continue;
+    }
+    if (!done) {
+      const l = t.left(n);
+      const r = t.right(n);
+      if (l === NONE || r === NONE) throw new IavlError("CORRUPT", `branch ${t.version(n)}/${t.seq(n)} cannot be stored in a page: a child is not in memory`);
+      // Left on top: it comes out first.
+      stack.push(n, r, l);
+      expanded.push(true, false, false);
+      continue;
+    }
+    const i = w.branch(t.height(n), t.size(n), t.version(n), t.hashBytes(n));
+    renumbered(n, t.seq(n));
+    t.setSeq(n, pageSeq(id, count - 1 - i));
+  }
+  return w.finish();
+}
+
+/** Makes the subtree of page `id` whose root is node `at` (post-order index) of `p` nodes of `t`; returns its root. */
+export function pageNodes(t: NodeTable, id: number, p: DecodedPage, at: number): number {
+  const start = subtreeStart(p, at);
+  const ids = new Int32Array(at - start + 1);
+  for (let i = start; i <= at; i++) {
+    let n: number;
+    if (p.height[i] === 0) {
+      n = t.leaf(latin1(pageKey(p, i)), undefined, p.version[i]!);
+      t.setSeq(n, leafKeySeq(p.leafId[i]!));
+    } else {
+      const r = p.right[i]!;
+      // The branch's key is its right subtree's leftmost leaf's: the first node of that subtree's run.
+      n = t.branch(ids[subtreeStart(p, r) - start]!, p.version[i]!, p.height[i]!, p.size[i]!);
+      t.setLeft(n, ids[p.left[i]! - start]!);
+      t.setRight(n, ids[r - start]!);
+      t.setSeq(n, pageSeq(id, p.count - 1 - i));
+    }
+    t.setHashBytes(n, pageHash(p, i));
+    ids[i - start] = n;
+  }
+  return ids[at - start]!;
 }

@@ -29,9 +29,14 @@ export function unpackNodeKeys(b: Uint8Array): number[] {
   return out;
 }
 
-/** Records the stored branches `version` replaced (nothing when it replaced none). */
+/**
+ * Records the stored branches and pages `version` replaced (nothing when it replaced none), after those recorded
+ * already: a checkpoint written after its version (at close) adds the pages it moved nodes out of.
+ */
 export function insertOrphans(db: Connection, version: number, nodes: Uint8Array): void {
-  if (nodes.length > 0) sql(db, "INSERT INTO orphaned_branches (version, nodes) VALUES (?, ?)").run(version, nodes);
+  if (nodes.length > 0) {
+    sql(db, "INSERT INTO orphaned_branches (version, nodes) VALUES (?, ?) ON CONFLICT (version) DO UPDATE SET nodes = nodes || excluded.nodes").run(version, nodes);
+  }
 }
 
 /** The first version whose orphans are recorded; branches replaced before it go only with their shard. */

@@ -4,6 +4,7 @@
  * and pages of leaves rows come so from the leaf thread.
  * @module
  */
+import type { PageWrite } from "./page-rows.js";
 import type { BranchRow, LeafWrite, VersionRow, VersionRows, VersionWrite } from "./rows.js";
 
 /** Rows as two transferable buffers (which may be longer than what the rows use). */
@@ -58,20 +59,21 @@ const NULL = -1;
 export function writeBytes(w: VersionWrite): number {
   let n = w.version.hash.length + w.ops.length + w.orphans.length;
   for (const l of w.leaves) n += l.key.length + (l.hash?.length ?? 0) + (l.value?.length ?? 0);
-  return n + w.branches.bytes;
+  return n + w.branches.bytes + w.pages.bytes;
 }
 
 /** Numbers a packed write carries: the header, the lengths of hash, ops and orphans, then per row its numbers and lengths. */
-const HEADER = 11;
+const HEADER = 12;
 const LEAF_NUMS = 4;
 const BRANCH_NUMS = 10;
+const PAGE_NUMS = 3;
 
 /** Packs `w`, into spare buffers where they are long enough; the result's buffers can be transferred. */
 export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }): PackedWrite {
   const v = w.version;
-  const nums = reuse(spares.nums, HEADER + 3 + w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS, (n) => new Float64Array(n));
+  const nums = reuse(spares.nums, HEADER + 3 + w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS + w.pages.count * PAGE_NUMS, (n) => new Float64Array(n));
   nums.set([v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL]);
-  nums.set([w.firstLeaf, w.leaves.length, w.branches.count], 8);
+  nums.set([w.firstLeaf, w.leaves.length, w.branches.count, w.pages.count], 8);
   const p: PackedWrite = { nums, bytes: reuse(spares.bytes, writeBytes(w), (n) => new Uint8Array(n)) };
   const c: Cursor = { i: HEADER, at: 0 };
   putBytes(p, c, v.hash);
@@ -89,6 +91,11 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
     putBytes(p, c, b.key);
     putBytes(p, c, b.hash);
   }
+  for (const g of w.pages) {
+    nums[c.i++] = g.id;
+    nums[c.i++] = g.version;
+    putBytes(p, c, g.bytes);
+  }
   return p;
 }
 
@@ -99,7 +106,7 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
  */
 export function unpackWrite(p: PackedWrite): VersionRows {
   const n = p.nums;
-  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount, firstLeaf, leafCount, branchCount] = n.subarray(0, HEADER);
+  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount, firstLeaf, leafCount, branchCount, pageCount] = n.subarray(0, HEADER);
   const c: Cursor = { i: HEADER, at: 0 };
   const row: VersionRow = {
     version: version!,
@@ -124,6 +131,12 @@ export function unpackWrite(p: PackedWrite): VersionRows {
     }
   }
   const branchesAt: Cursor = { ...c };
+  // The pages start after the branches: 8 numbers and two lengths each.
+  for (let k = 0; k < branchCount!; k++) {
+    c.i += 8;
+    for (let f = 0; f < 2; f++) c.at += n[c.i++]!;
+  }
+  const pagesAt: Cursor = { ...c };
   const leaves = {
     *[Symbol.iterator](): Generator<LeafWrite> {
       const r = { ...leavesAt };
@@ -140,5 +153,15 @@ export function unpackWrite(p: PackedWrite): VersionRows {
       }
     },
   };
-  return { version: row, leaves, firstLeaf: firstLeaf!, ops: packedOps, branches, orphans };
+  const pages = {
+    *[Symbol.iterator](): Generator<PageWrite> {
+      const r = { ...pagesAt };
+      for (let k = 0; k < pageCount!; k++) {
+        const id = n[r.i++]!;
+        const version = n[r.i++]!;
+        yield { id, version, bytes: takeBytes(p, r)! };
+      }
+    },
+  };
+  return { version: row, leaves, firstLeaf: firstLeaf!, ops: packedOps, branches, pages, orphans };
 }

@@ -3,6 +3,7 @@
  * becomes a plain `Uint8Array` here (better-sqlite3 returns Buffers, whose `slice()` shares memory).
  * @module
  */
+import type { PageRows, PageWrite } from "./page-rows.js";
 
 /** A committed version (the commit marker). */
 export interface VersionRow {
@@ -71,14 +72,17 @@ export interface VersionWrite {
   /** Every operation in order, packed (version-ops.ts). */
   ops: Uint8Array;
   branches: BranchRows;
-  /** The stored branches the version replaced, packed (orphaned-branches.ts); empty when none. */
+  /** A checkpoint's new page rows (layout 3). */
+  pages: PageRows;
+  /** The stored branches and pages the version replaced, packed (orphaned-branches.ts); empty when none. */
   orphans: Uint8Array;
 }
 
 /** A {@link VersionWrite} as a writer reads it: its rows may be streamed, but every iteration gives them all. */
-export interface VersionRows extends Omit<VersionWrite, "leaves" | "branches"> {
+export interface VersionRows extends Omit<VersionWrite, "leaves" | "branches" | "pages"> {
   leaves: Iterable<LeafWrite>;
   branches: Iterable<BranchRow>;
+  pages: Iterable<PageWrite>;
 }
 
 /** Rows of an import batch: leaves with their values, and branches, of any versions. */

@@ -23,6 +23,42 @@ export function leafId(seq: number): number {
   return seq - LEAF_BASE;
 }
 
+/**
+ * Layout 3: sequences at or above this name a node of a page row, as PAGE_BASE + page id · PAGE_SLOTS + slot, the slot
+ * counted back from the page's root (0: the root; its nodes are stored in post-order, so slot s is node count − 1 − s).
+ * Far above LEAF_BASE + any leaves row id, and still an exact float64 (ids below 2^45), in stored and in-memory form
+ * alike. A link that names a page (a spine branch's child, a checkpoint's root) names slot 0 of it.
+ */
+export const PAGE_BASE = 2 ** 50;
+/** Slots per page in a node key: at most 2 · PAGE_LEAVES − 1 nodes. */
+export const PAGE_SLOTS = 32;
+/**
+ * The page size: a canonical page is a subtree whose root has at most this many leaves and whose parent more; the
+ * nodes above the pages (the spine) are branch rows. 16 measured best (bench/pages.ts): 11 leaves a page, rows of
+ * ~1.7 KB (2.4 KB at most, under SQLite's ~4 KB local payload limit), one page read per change past the budget.
+ */
+export const PAGE_LEAVES = 16;
+
+/** The node-key sequence of slot `slot` of page `id`. */
+export function pageSeq(id: number, slot: number): number {
+  return PAGE_BASE + id * PAGE_SLOTS + slot;
+}
+
+/** True when `seq` names a node of a page. */
+export function isPageSeq(seq: number): boolean {
+  return seq >= PAGE_BASE;
+}
+
+/** The page of a page node's sequence. */
+export function pageOfSeq(seq: number): number {
+  return Math.floor((seq - PAGE_BASE) / PAGE_SLOTS);
+}
+
+/** The slot of a page node's sequence (0: the page's root). */
+export function slotOfSeq(seq: number): number {
+  return (seq - PAGE_BASE) % PAGE_SLOTS;
+}
+
 /** The shard holding `version`, for shards of `shardSize` versions. */
 export function shardOf(version: number, shardSize: number): number {
   return Math.floor(version / shardSize);

@@ -9,6 +9,7 @@ import { VERSION_COLUMNS, type BranchRows, type ImportBatch, type LeafWrite, typ
 import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { insertOrphans } from "./orphaned-branches.js";
+import { insertPage, type PageRows } from "./page-rows.js";
 import { writeTransaction } from "./write-errors.js";
 
 /** The compacted generation an import writes every branch into, whatever version range the nodes span. */
@@ -49,17 +50,21 @@ export class StoreWriter {
       insertOps(this.db, v, w.firstLeaf, w.ops);
       insertOrphans(this.db, v, w.orphans);
       for (const b of w.branches) insertBranch(this.db, this.shard(b.version), b);
+      for (const g of w.pages) insertPage(this.db, g);
       this.commitRow(w.version);
     });
   }
 
   /**
-   * Makes stored version `version` a checkpoint after the fact: its unstored branches and the root it names, in one
-   * transaction (what a commit with a checkpoint writes, minus the rows the version already has).
+   * Makes stored version `version` a checkpoint after the fact: its unstored branches and pages and the root it names,
+   * in one transaction (what a commit with a checkpoint writes, minus the rows the version already has); `orphans`,
+   * the stored nodes the checkpoint moved into new pages, join what the version replaced.
    */
-  writeCheckpoint(version: number, branches: BranchRows, rootVersion: number, rootSeq: number): void {
+  writeCheckpoint(version: number, branches: BranchRows, pages: PageRows, orphans: Uint8Array, rootVersion: number, rootSeq: number): void {
     writeTransaction(this.db, `checkpointing version ${version}`, () => {
       for (const b of branches) insertBranch(this.db, this.shard(b.version), b);
+      for (const g of pages) insertPage(this.db, g);
+      insertOrphans(this.db, version, orphans);
       const set = "UPDATE versions SET checkpoint = 1, root_version = ?, root_seq = ? WHERE version = ? AND checkpoint = 0";
       if (sql(this.db, set).run(rootVersion, rootSeq, version).changes !== 1) {
         throw new IavlError("CORRUPT", `version ${version} is not a stored version without a checkpoint`);

@@ -8,13 +8,17 @@ import { sha256, type Digest } from "../base/hash.js";
 import { NONE, NodeTable, type NodeSource } from "../tree/node.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
 import type { VersionRow } from "../sqlite/rows.js";
-import { branchNode, leafNode, leafRowId, memorySeq } from "../sqlite/node-rows.js";
+import { branchNode, leafNode, leafRowId, memorySeq, pageNodes } from "../sqlite/node-rows.js";
+import { isPageSeq, PAGE_LEAVES, pageOfSeq, slotOfSeq } from "../sqlite/shards.js";
+import type { DecodedPage } from "../sqlite/page-codec.js";
 
 /** A {@link NodeSource} over a store, with a node table of its own, counting loads so that the owner knows when to evict. */
 export class NodeLoader implements NodeSource {
   readonly t = new NodeTable({ stored: true });
   /** Nodes loaded since the counter was last reset. */
   loads = 0;
+  /** SQLite rows read by loads (a page, a branch or a leaves row each), never reset: what the layout costs. */
+  rowsRead = 0;
 
   constructor(private readonly store: StoreReader) {}
 
@@ -22,7 +26,9 @@ export class NodeLoader implements NodeSource {
     const t = this.t;
     let c = t.left(n);
     if (c === NONE) {
-      c = this.load(t.leftVersion(n), t.leftSeq(n), n);
+      const seq = t.leftSeq(n);
+      if (isPageSeq(seq)) return this.loadPage(n, true);
+      c = this.load(t.leftVersion(n), seq, n);
       t.setLeft(n, c);
     }
     return c;
@@ -32,9 +38,53 @@ export class NodeLoader implements NodeSource {
     const t = this.t;
     let c = t.right(n);
     if (c === NONE) {
-      c = this.load(t.rightVersion(n), t.rightSeq(n), n);
+      const seq = t.rightSeq(n);
+      if (isPageSeq(seq)) return this.loadPage(n, false);
+      c = this.load(t.rightVersion(n), seq, n);
       t.setRight(n, c);
     }
+    return c;
+  }
+
+  /**
+   * Loads `n`'s child on one side from the page its link names, with one read: the child's subtree, and the other
+   * child's when it is unloaded in the same page (a page root whose page was evicted), so that the sibling a rehash
+   * or a rotation needs comes with it.
+   */
+  private loadPage(n: number, left: boolean): number {
+    const t = this.t;
+    const seq = left ? t.leftSeq(n) : t.rightSeq(n);
+    const id = pageOfSeq(seq);
+    const p = this.read(id, n);
+    const other = left ? t.right(n) : t.left(n);
+    const otherSeq = left ? t.rightSeq(n) : t.leftSeq(n);
+    if (other === NONE && isPageSeq(otherSeq) && pageOfSeq(otherSeq) === id) {
+      const o = this.materialize(id, p, otherSeq);
+      if (left) t.setRight(n, o);
+      else t.setLeft(n, o);
+    }
+    const c = this.materialize(id, p, seq);
+    if (left) t.setLeft(n, c);
+    else t.setRight(n, c);
+    return c;
+  }
+
+  private read(id: number, parent?: number): DecodedPage {
+    this.rowsRead++;
+    const p = this.store.pages.one(id);
+    if (p === undefined) {
+      const at = parent === undefined ? "a root" : `node ${this.t.version(parent)}/${this.t.seq(parent)}`;
+      throw new IavlError("CORRUPT", `page ${id}, below ${at}, is missing from the store`);
+    }
+    return p;
+  }
+
+  private materialize(id: number, p: DecodedPage, seq: number): number {
+    const at = p.count - 1 - slotOfSeq(seq);
+    if (at < 0) throw new IavlError("CORRUPT", `page ${id} has no slot ${slotOfSeq(seq)}`);
+    const before = this.t.live;
+    const c = pageNodes(this.t, id, p, at);
+    this.loads += this.t.live - before;
     return c;
   }
 
@@ -48,7 +98,9 @@ export class NodeLoader implements NodeSource {
   /** The root of a checkpointed version, or {@link NONE} for an empty tree. */
   root(row: Pick<VersionRow, "rootVersion" | "rootSeq">): number {
     if (row.rootVersion === null || row.rootSeq === null) return NONE;
-    return this.load(row.rootVersion, memorySeq(row.rootSeq));
+    const seq = memorySeq(row.rootSeq);
+    if (isPageSeq(seq)) return this.materialize(pageOfSeq(seq), this.read(pageOfSeq(seq)), seq);
+    return this.load(row.rootVersion, seq);
   }
 
   /** Loads one node by its node key, `seq` in its in-memory form (0: the parent names no stored child). */
@@ -58,6 +110,7 @@ export class NodeLoader implements NodeSource {
       throw new IavlError("CORRUPT", `${at} has a child neither in memory nor in storage`);
     }
     this.loads++;
+    this.rowsRead++;
     if (seq < 0) {
       const leaf = this.store.leaves.leaf(version, leafRowId(seq));
       if (leaf !== undefined) return leafNode(this.t, leaf);
@@ -69,82 +122,83 @@ export class NodeLoader implements NodeSource {
   }
 }
 
-/** Resident nodes of a tree by depth: all of them, and the dirty ones (never evicted). */
-export interface DepthCounts {
-  all: number[];
-  dirty: number[];
+/** What an eviction left: the resident nodes, and the dirty ones among them (spine branches and pages being changed). */
+export interface Evicted {
+  resident: number;
+  dirty: number;
 }
 
-/** Counts the resident nodes of `root`'s tree by depth (children known only by node key are not resident). */
-export function residentByDepth(t: NodeTable, root: number): DepthCounts {
-  const out: DepthCounts = { all: [], dirty: [] };
-  if (root === NONE) return out;
-  const stack: number[] = [root];
-  const depths: number[] = [0];
+/** Counts the nodes in memory of the subtree under `n`. */
+function residentUnder(t: NodeTable, n: number): number {
+  let count = 0;
+  const stack = [n];
   while (stack.length > 0) {
-    const n = stack.pop()!;
-    const depth = depths.pop()!;
-    out.all[depth] = (out.all[depth] ?? 0) + 1;
-    if (t.seq(n) === 0) out.dirty[depth] = (out.dirty[depth] ?? 0) + 1;
-    if (t.height(n) === 0) continue;
-    const l = t.left(n);
-    const r = t.right(n);
-    if (l !== NONE) stack.push(l), depths.push(depth + 1);
-    if (r !== NONE) stack.push(r), depths.push(depth + 1);
+    const m = stack.pop()!;
+    count++;
+    if (t.height(m) === 0) continue;
+    const l = t.left(m);
+    const r = t.right(m);
+    if (l !== NONE) stack.push(l);
+    if (r !== NONE) stack.push(r);
   }
-  return out;
+  return count;
 }
 
 /**
- * The deepest level `d` such that keeping every node at depths 0..d, and the dirty ones below, keeps at most
- * `target` resident (at least 1: the root's children stay).
+ * Evicts whole pages (layout 3) until about `target` nodes of `root`'s tree stay resident: the spine (nodes of more
+ * than PAGE_LEAVES leaves) always stays, and so does each page root, whose record holds the hash, height, size and key
+ * a change beside it needs, so a change reads at most the one page it goes into. A page that is being changed (its
+ * root dirty, or a stored node that must move into a page of its own at the next checkpoint) stays whole, for that
+ * checkpoint writes it from memory. The clean pages to go are spread evenly over the tree: with random keys, no page
+ * is likelier to be touched next than another.
  */
-export function keepDepthFor(counts: DepthCounts, target: number): number {
-  const levels = counts.all.length;
-  let dirtyBelow = 0;
-  for (let d = 0; d < levels; d++) dirtyBelow += counts.dirty[d] ?? 0;
-  let kept = 0;
-  let best = 1;
-  for (let d = 0; d < levels; d++) {
-    kept += counts.all[d] ?? 0;
-    dirtyBelow -= counts.dirty[d] ?? 0;
-    if (kept + dirtyBelow > target) break;
-    best = Math.max(1, d);
-  }
-  return best;
-}
-
-/**
- * Unlinks every clean (stored) node deeper than `keepDepth` from its parent, keeping only its node key, and frees
- * it with everything of it in memory, to be loaded again when next needed. Dirty nodes are never evicted (a stored
- * node's subtree is all stored, so nothing dirty goes with it). Returns how many nodes stay resident.
- */
-export function evict(t: NodeTable, root: number, keepDepth: number): number {
-  if (root === NONE) return 0;
+export function evictPages(t: NodeTable, root: number, target: number): Evicted {
+  if (root === NONE) return { resident: 0, dirty: 0 };
   let resident = 0;
+  let dirty = 0;
+  const clean: Array<[root: number, below: number]> = [];
+  let evictable = 0;
   const stack: number[] = [root];
-  const depths: number[] = [0];
   while (stack.length > 0) {
     const n = stack.pop()!;
-    const depth = depths.pop()!;
-    resident++;
-    if (t.height(n) === 0) continue;
+    if (t.height(n) > 0) t.ownKey(n); // the leaf it names, deep in its right subtree, may be evicted
+    if (t.size(n) > PAGE_LEAVES) {
+      resident++;
+      if (t.seq(n) === 0) dirty++;
+      const l = t.left(n);
+      const r = t.right(n);
+      if (l !== NONE) stack.push(l);
+      if (r !== NONE) stack.push(r);
+      continue;
+    }
+    const here = residentUnder(t, n);
+    resident += here;
+    const seq = t.seq(n);
+    if (seq === 0 || (isPageSeq(seq) && slotOfSeq(seq) !== 0)) dirty += here;
+    else if (here > 1) {
+      clean.push([n, here - 1]);
+      evictable += here - 1;
+    }
+  }
+  const excess = resident - target;
+  if (excess <= 0 || evictable === 0) return { resident, dirty };
+  const share = Math.min(1, excess / evictable);
+  let owed = 0;
+  for (const [n, below] of clean) {
+    owed += share;
+    if (owed < 1) continue;
+    owed -= 1;
     const l = t.left(n);
     const r = t.right(n);
-    const cut = depth >= keepDepth;
-    t.ownKey(n); // the leaf it names, deep in its right subtree, may be evicted
     if (l !== NONE) {
-      if (cut && t.seq(l) !== 0) {
-        t.linkLeft(n, t.version(l), t.seq(l));
-        t.retireTree(l);
-      } else stack.push(l), depths.push(depth + 1);
+      t.linkLeft(n, t.version(l), t.seq(l));
+      t.retireTree(l);
     }
     if (r !== NONE) {
-      if (cut && t.seq(r) !== 0) {
-        t.linkRight(n, t.version(r), t.seq(r));
-        t.retireTree(r);
-      } else stack.push(r), depths.push(depth + 1);
+      t.linkRight(n, t.version(r), t.seq(r));
+      t.retireTree(r);
     }
+    resident -= below;
   }
-  return resident;
+  return { resident, dirty };
 }

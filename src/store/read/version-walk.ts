@@ -16,7 +16,9 @@ import { leafSource, type LeafSource } from "./leaf-stream.js";
 import { pinnedWalk } from "../../tree/node-table.js";
 import type { VersionTree } from "./rebuild.js";
 import type { VersionRead } from "./version-read.js";
-import { leafRowId, memorySeq } from "../../sqlite/node-rows.js";
+import { leafKeySeq, leafRowId, memorySeq } from "../../sqlite/node-rows.js";
+import { pageHash, pageKey, subtreeStart, type DecodedPage } from "../../sqlite/page-codec.js";
+import { isPageSeq, pageOfSeq, pageSeq, slotOfSeq } from "../../sqlite/shards.js";
 
 /** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
 const SUBTREE_LEVELS = 10;
@@ -27,7 +29,22 @@ const BATCH_BYTES = 1 << 18;
  * A node of the walk: a node of the tree in memory (its id), a stored branch (its row: the links alone for an
  * export, the whole row for an audit), or a stored leaf known by its node key (its row comes with its batch's).
  */
-type Item = number | BranchLinks | BranchRow | StoredLeaf;
+type Item = number | BranchLinks | BranchRow | StoredLeaf | PagedBranch;
+
+/** A branch of a page row (layout 3): the decoded page and its index there; its children are in the same page. */
+interface PagedBranch {
+  page: DecodedPage;
+  id: number;
+  at: number;
+  version: number;
+  seq: number;
+}
+
+/** Node `at` of page `id`: a paged branch, or a leaf known by its leaves row (its row comes with its batch's). */
+function pagedItem(id: number, page: DecodedPage, at: number): PagedBranch | StoredLeaf {
+  if (page.height[at] === 0) return { version: page.version[at]!, seq: leafKeySeq(page.leafId[at]!) };
+  return { page, id, at, version: page.version[at]!, seq: pageSeq(id, page.count - 1 - at) };
+}
 
 interface StoredLeaf {
   version: number;
@@ -79,8 +96,8 @@ export function* walkVersion(
   const prefetch = (parent: Item): void => {
     let level: Array<readonly [number, number]> = [];
     const refs = (b: BranchLinks): void => {
-      if (b.leftSeq > 0) level.push([b.leftVersion, b.leftSeq]);
-      if (b.rightSeq > 0) level.push([b.rightVersion, b.rightSeq]);
+      if (b.leftSeq > 0 && !isPageSeq(b.leftSeq)) level.push([b.leftVersion, b.leftSeq]);
+      if (b.rightSeq > 0 && !isPageSeq(b.rightSeq)) level.push([b.rightVersion, b.rightSeq]);
     };
     refs(links(parent));
     for (let depth = 0; depth < SUBTREE_LEVELS && level.length > 0; depth++) {
@@ -111,16 +128,27 @@ export function* walkVersion(
     };
   };
 
+  // The last page read: a page root's two children come from it.
+  let lastPage: { id: number; page: DecodedPage } | undefined;
   const child = (parent: Item, left: boolean): Item => {
     if (typeof parent === "number") {
       const c = left ? t.left(parent) : t.right(parent);
       if (c !== NONE) return c;
-    }
+    } else if ("page" in parent) return pagedItem(parent.id, parent.page, left ? parent.page.left[parent.at]! : parent.page.right[parent.at]!);
     const l = links(parent);
     const version = left ? l.leftVersion : l.rightVersion;
     const seq = left ? l.leftSeq : l.rightSeq;
     if (seq === 0) throw new IavlError("CORRUPT", `node ${describe(parent)} has a child neither in memory nor in storage`);
     if (seq < 0) return { version, seq };
+    if (isPageSeq(seq)) {
+      const id = pageOfSeq(seq);
+      if (lastPage?.id !== id) {
+        const page = store.pages.one(id);
+        if (page === undefined) throw new IavlError("CORRUPT", `page ${id}, below node ${describe(parent)}, is missing from the store`);
+        lastPage = { id, page };
+      }
+      return pagedItem(id, lastPage.page, lastPage.page.count - 1 - slotOfSeq(seq));
+    }
     let b = ahead.take(version, seq);
     if (b === undefined) {
       prefetch(parent);
@@ -178,6 +206,11 @@ export function* walkVersion(
           const key = firstKeys.pop()!;
           if (!withHashes) return { node: { key, version, height }, storedHash: undefined };
           if (typeof n === "number") return { node: { key: latin1Bytes(t.key(n)), version, height: t.height(n) }, storedHash: t.digest(n) };
+          if ("page" in n) {
+            const { page, at } = n;
+            const keyAt = subtreeStart(page, page.right[at]!);
+            return { node: { key: pageKey(page, keyAt).slice(), version, height: page.height[at]! }, storedHash: toDigest(pageHash(page, at)) };
+          }
           const b = n as BranchRow;
           return { node: { key: b.key, version, height: b.height }, storedHash: toDigest(b.hash) };
         }

@@ -4,7 +4,7 @@
  * @module
  */
 import { NONE, type NodeTable } from "../../tree/node.js";
-import { evict, keepDepthFor, residentByDepth } from "../node-loader.js";
+import { evictPages } from "../node-loader.js";
 
 /**
  * Memory a resident node costs, to turn the memory budget into a node count: its record and node keys in the node
@@ -40,15 +40,13 @@ export class MemoryBudget {
   }
 
   /**
-   * Evicts the clean nodes of `root` (whose version is on disk) below the deepest levels that fit in three quarters
-   * of the budget with the dirty nodes, so that the top of the tree stays whole and as much of it as fits. True when
-   * the dirty nodes alone take half the budget: the next commit should checkpoint, so that they can be evicted.
+   * Evicts clean pages of `root` (whose version is on disk) until three quarters of the budget stay resident, the
+   * spine and the pages being changed always among them (node-loader.ts, evictPages). True when the dirty nodes alone
+   * take half the budget: the next commit should checkpoint, so that they can be evicted.
    */
   evict(t: NodeTable, root: number): boolean {
-    const counts = residentByDepth(t, root);
-    const keepDepth = keepDepthFor(counts, this.budgetNodes * 0.75);
-    this.resident = evict(t, root, keepDepth);
-    const dirty = counts.dirty.reduce((a, n) => a + (n ?? 0), 0);
+    const { resident, dirty } = evictPages(t, root, this.budgetNodes * 0.75);
+    this.resident = resident;
     return dirty > this.budgetNodes / 2;
   }
 }

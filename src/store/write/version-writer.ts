@@ -6,7 +6,7 @@
  */
 import type { IavlError } from "../../base/errors.js";
 import type { WriteTurn } from "../../base/write-turn.js";
-import type { NodeTable } from "../../tree/node.js";
+import type { NodeSource, NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
 import type { StoreWriter } from "../../sqlite/store-writer.js";
 import { boundWal, type WalCheckpoints } from "../../sqlite/wal.js";
@@ -42,6 +42,8 @@ export class VersionWriter {
   private readonly values: UnlandedValues;
   /** The id the next leaves row gets. */
   private nextLeaf: number;
+  /** The id the next page row gets. */
+  private nextPage: number;
   private readonly turn: WriteTurn;
 
   constructor(
@@ -53,6 +55,7 @@ export class VersionWriter {
   ) {
     this.values = new UnlandedValues(t);
     this.nextLeaf = store.read.leaves.nextId();
+    this.nextPage = store.read.pages.nextId();
     this.turn = o.turn;
     this.ownWal = o.walCheckpoints === "own";
     this.busyTimeoutMs = o.busyTimeoutMs;
@@ -75,8 +78,8 @@ export class VersionWriter {
   }
 
   /** Writes `c` (with a checkpoint's branches when `checkpoint`); throws with nothing changed when it cannot. */
-  write(t: NodeTable, c: CommitInput, checkpoint: boolean): void {
-    const rows = versionRows(t, c, this.nextLeaf, checkpoint);
+  write(src: NodeSource, c: CommitInput, checkpoint: boolean): void {
+    const rows = versionRows(src, c, this.nextLeaf, checkpoint, this.nextPage);
     try {
       this.values.seal(c.version, rows.leaves);
       if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
@@ -94,13 +97,21 @@ export class VersionWriter {
       throw e;
     }
     this.nextLeaf += rows.write.leaves.length;
+    this.nextPage += rows.pagesUsed;
   }
 
   /** Makes stored `version`, whose tree is `root` (not empty), a checkpoint; false, with nothing changed, when it cannot. */
-  checkpoint(t: NodeTable, version: number, root: number): boolean {
-    const rows = checkpointRows(t, root);
+  checkpoint(src: NodeSource, version: number, root: number): boolean {
+    let rows;
     try {
-      this.turn.owner(() => this.store.writeCheckpoint(version, rows.branches, rows.rootVersion, rows.rootSeq));
+      rows = checkpointRows(src, version, root, this.nextPage);
+    } catch {
+      return false;
+    }
+    try {
+      const r = rows;
+      this.turn.owner(() => this.store.writeCheckpoint(version, r.branches, r.pages, r.moved, r.rootVersion, r.rootSeq));
+      this.nextPage += rows.pagesUsed;
       return true;
     } catch {
       rows.undo();

@@ -87,7 +87,7 @@ export class WorkingSet {
   commit(c: CommitInput): void {
     const t = this.src.t;
     const checkpoint = this.schedule.due(c.version);
-    this.writer.write(t, c, checkpoint);
+    this.writer.write(this.src, c, checkpoint);
     this.live = { version: c.version, root: c.root };
     // The nodes this version replaced are in no tree this writer keeps: views of older versions read rebuilt trees,
     // and a walk still going over the previous one holds them through its pin.
@@ -124,6 +124,6 @@ export class WorkingSet {
   private checkpointLatest(): void {
     const { version, root } = this.live;
     if (version === 0 || root === NONE || !this.schedule.needsClose(version)) return;
-    this.writer.checkpoint(this.src.t, version, root);
+    this.writer.checkpoint(this.src, version, root);
   }
 }
