@@ -159,22 +159,31 @@ export function branchRows(dir: string): { stored: Set<string>; reached: Set<str
         links.set(`${r[0]}/${r[1]}`, r.slice(2));
       }
     }
+    // Layout 3: a page row is one stored unit, named p<id>; a link names it as 2^50 + id · 32 + slot.
+    const pages = new Set((db.prepare("SELECT id FROM pages").pluck().all() as number[]).map((id) => `p${id}`));
+    const PAGE_BASE = 2 ** 50;
     const meta = (name: string): number | null => (db.prepare("SELECT value FROM meta WHERE name = ?").pluck().get(name) as number | undefined) ?? null;
     const roots: Array<[number | null, number | null]> = db.prepare("SELECT root_version, root_seq FROM versions WHERE checkpoint = 1").raw().all() as Array<[number, number]>;
     roots.push([meta("base_root_version"), meta("base_root_seq")]);
     const reached = new Set<string>();
-    const stack = roots.filter(([v, s]) => v !== null && s !== null && s < 2 ** 31) as Array<[number, number]>;
+    const stack = roots.filter(([v, s]) => v !== null && s !== null && (s < 2 ** 31 || s >= PAGE_BASE)) as Array<[number, number]>;
     while (stack.length > 0) {
       const [v, s] = stack.pop()!;
+      if (s >= PAGE_BASE) {
+        const id = `p${Math.floor((s - PAGE_BASE) / 32)}`;
+        if (!pages.has(id)) throw new Error(`page ${id}, which a kept tree holds, is not stored`);
+        reached.add(id);
+        continue;
+      }
       const id = `${v}/${s}`;
       if (reached.has(id)) continue;
       reached.add(id);
       const l = links.get(id);
       if (l === undefined) throw new Error(`branch ${id}, which a kept tree holds, is not stored`);
-      if (l[1]! < 2 ** 31) stack.push([l[0]!, l[1]!]);
-      if (l[3]! < 2 ** 31) stack.push([l[2]!, l[3]!]);
+      if (l[1]! < 2 ** 31 || l[1]! >= PAGE_BASE) stack.push([l[0]!, l[1]!]);
+      if (l[3]! < 2 ** 31 || l[3]! >= PAGE_BASE) stack.push([l[2]!, l[3]!]);
     }
-    return { stored: new Set(links.keys()), reached };
+    return { stored: new Set([...links.keys(), ...pages]), reached };
   } finally {
     db.close();
   }

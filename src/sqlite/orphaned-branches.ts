@@ -1,5 +1,6 @@
 /**
- * Orphaned branches (`orphaned_branches`): each version's row names the stored branches its changes replaced, and a
+ * Orphaned branches (`orphaned_branches`): each version's row names the stored branches (and, in layout 3, the pages,
+ * by the node key of their root) its changes replaced or its checkpoint moved into new pages, and a
  * prune deletes those that no kept tree reads any more, so that branch rows leave as the tree stops needing them
  * rather than with their whole shard. A shard left empty is then dropped.
  * @module
@@ -7,7 +8,8 @@
 import { sql, type Connection } from "./connection.js";
 import { metaNumber, setMeta } from "./meta.js";
 import { BranchReader } from "./branch-reader.js";
-import { dropBranchTable, shardTable } from "./shards.js";
+import { dropBranchTable, isPageSeq, pageOfSeq, shardTable } from "./shards.js";
+import { deletePage, pageVersion } from "./page-rows.js";
 import { writeTransaction } from "./write-errors.js";
 
 /** Bytes of one packed node key: version and sequence, each a little-endian float64 (versions are safe integers). */
@@ -70,7 +72,10 @@ export function pruneBranches(db: Connection, through: number, snapshots: readon
       for (let i = 0; i < keys.length; i += 2) {
         const version = keys[i]!;
         const seq = keys[i + 1]!;
-        if (snapshots.some((s) => version <= s && s < at)) kept.push(version, seq);
+        // A page is in the checkpoint trees from the one that wrote it (its root may be older: a page is rewritten
+        // when its boundary moves), which its row records.
+        const from = isPageSeq(seq) ? pageVersion(db, pageOfSeq(seq)) ?? at : version;
+        if (snapshots.some((s) => from <= s && s < at)) kept.push(version, seq);
         else doomed.push([version, seq]);
       }
       if (kept.length === 0) sql(db, "DELETE FROM orphaned_branches WHERE version = ?").run(at);
@@ -80,6 +85,10 @@ export function pruneBranches(db: Connection, through: number, snapshots: readon
     // In key order, so that deletes walk each table's pages once instead of jumping between them.
     doomed.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     for (const [version, seq] of doomed) {
+      if (isPageSeq(seq)) {
+        deletePage(db, pageOfSeq(seq));
+        continue;
+      }
       const table = branches.tableFor(version);
       // A table already gone took the row with it.
       if (tables.has(table)) sql(db, `DELETE FROM ${table} WHERE version = ? AND seq = ?`).run(version, seq);

@@ -34,6 +34,11 @@ export function deletePage(db: Connection, id: number): void {
   sql(db, "DELETE FROM pages WHERE id = ?").run(id);
 }
 
+/** The checkpoint that wrote page `id`, or undefined when it is gone. */
+export function pageVersion(db: Connection, id: number): number | undefined {
+  return sql(db, "SELECT version FROM pages WHERE id = ?").pluck().get(id) as number | undefined;
+}
+
 /** Reads of page rows. */
 export class PageReader {
   constructor(private readonly db: Connection) {}

@@ -30,6 +30,7 @@ export function rollbackStore(db: Connection, version: number): number {
     // The branches those versions replaced are in the tree of `version` again.
     sql(db, "DELETE FROM orphaned_branches WHERE version > ?").run(version);
     if (version === 0) {
+      sql(db, "DELETE FROM pages").run();
       for (const id of sql(db, "SELECT id FROM shards").pluck().all() as number[]) dropBranchTable(db, shardTable(id));
       const gen = metaNumber(db, "compact_gen");
       if (gen !== undefined) dropBranchTable(db, compactedTable(gen));
@@ -43,6 +44,8 @@ export function rollbackStore(db: Connection, version: number): number {
     for (const id of sql(db, "SELECT id FROM shards WHERE last > ?").pluck().all(base) as number[]) {
       sql(db, `DELETE FROM ${shardTable(id)} WHERE version > ?`).run(base);
     }
+    // Pages too: each was written by the checkpoint its row names. Their ids are not given again (AUTOINCREMENT).
+    sql(db, "DELETE FROM pages WHERE version > ?").run(base);
     forgetPrunedPast(db, version, base);
     return removed;
   });
