@@ -1,0 +1,91 @@
+/**
+ * SQLite rows read by the writer's loads per change past the memory budget (issue 38's first target), for whichever
+ * source tree `IAVLITE_SRC` names (default: this checkout's src; point it at another checkout's src to compare):
+ * grows a store to `--keys` bank-shaped keys (bench/scale-data.ts) with a large budget, closes it (a checkpoint),
+ * reopens it with `--budget` MiB, runs `--warm` churn versions (they load the spine, which stays), then `--versions`
+ * measured ones, counting every branch, leaves and page row the loads read (the readers' lookups, wrapped: the same
+ * count on any layout) and the commit rate.
+ *
+ *   npx tsx bench/page-reads.ts --keys 1000000 --budget 64 --warm 40 --versions 50
+ * @module
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { Churn, grown } from "./scale-data.js";
+import type { Change } from "./workload.js";
+
+const { values: a } = parseArgs({
+  options: { keys: { type: "string", default: "1000000" }, budget: { type: "string", default: "64" }, warm: { type: "string", default: "40" }, versions: { type: "string", default: "50" } },
+});
+const KEYS = Number(a.keys);
+const PER = 10_000;
+const src = resolve(process.env["IAVLITE_SRC"] ?? join(import.meta.dirname, "../src"));
+
+interface Opened {
+  set(k: Uint8Array, v: Uint8Array): void;
+  remove(k: Uint8Array): boolean;
+  commit(): unknown;
+  close(): void;
+}
+const { Tree } = (await import(join(src, "index.js"))) as { Tree: { open(dir: string, o: object): Opened } };
+const rows: Record<string, number> = { branch: 0, leaf: 0, page: 0 };
+/** Counts the calls of a reader's lookup. */
+function count(proto: Record<string, unknown>, method: string, kind: string): void {
+  const f = proto[method] as (...args: unknown[]) => unknown;
+  proto[method] = function (this: unknown, ...args: unknown[]): unknown {
+    rows[kind]!++;
+    return f.apply(this, args);
+  };
+}
+count((await import(join(src, "sqlite/branch-reader.js"))).BranchReader.prototype, "one", "branch");
+count((await import(join(src, "sqlite/leaf-reader.js"))).LeafReader.prototype, "leaf", "leaf");
+try {
+  count((await import(join(src, "sqlite/page-rows.js"))).PageReader.prototype, "one", "page");
+} catch {
+  // A layout without pages.
+}
+
+const apply = (t: Opened, changes: Change[]): void => {
+  for (const c of changes) {
+    if (c.delete) t.remove(c.key);
+    else t.set(c.key, c.value!);
+  }
+};
+const dir = mkdtempSync(join(tmpdir(), "page-reads-"));
+try {
+  let t = Tree.open(dir, { memoryBudgetMiB: 2048 });
+  let v = 0;
+  const t0 = performance.now();
+  while (v * PER < KEYS) {
+    apply(t, grown(++v, PER));
+    t.commit();
+  }
+  t.close();
+  console.log(`grew ${KEYS} keys in ${((performance.now() - t0) / 1000).toFixed(1)} s (${src})`);
+  t = Tree.open(dir, { memoryBudgetMiB: Number(a.budget) });
+  const churn = new Churn(KEYS);
+  const run = (n: number, label: string): void => {
+    for (const k of Object.keys(rows)) rows[k] = 0;
+    let changes = 0;
+    const s = performance.now();
+    for (let j = 0; j < n; j++) {
+      const c = churn.version(++v);
+      changes += c.length;
+      apply(t, c);
+      t.commit();
+    }
+    const secs = (performance.now() - s) / 1000;
+    const all = rows["branch"]! + rows["leaf"]! + rows["page"]!;
+    const per = (x: number): string => (x / changes).toFixed(3);
+    console.log(
+      `${label}: ${n} versions, ${changes} changes, ${(changes / secs).toFixed(0)} changes/s; rows read per change ${per(all)} (branch ${per(rows["branch"]!)}, leaf ${per(rows["leaf"]!)}, page ${per(rows["page"]!)})`,
+    );
+  };
+  run(Number(a.warm), `warm-up, budget ${a.budget} MiB`);
+  run(Number(a.versions), `measured, budget ${a.budget} MiB`);
+  t.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
