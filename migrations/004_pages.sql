@@ -6,9 +6,9 @@
 -- needs it after. AUTOINCREMENT: an id is never given twice, so a stale record can never name a newer page.
 -- The nodes above the pages stay branch rows; stores made before keep their branch rows, which a tree may mix with
 -- pages (a clean subtree is stored wherever it was stored first).
-CREATE TABLE pages (
+CREATE TABLE IF NOT EXISTS pages (
   id      INTEGER PRIMARY KEY AUTOINCREMENT,
   version INTEGER NOT NULL,
   bytes   BLOB    NOT NULL
 );
-CREATE INDEX pages_version ON pages (version);
+CREATE INDEX IF NOT EXISTS pages_version ON pages (version);

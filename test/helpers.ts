@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import { decodePage, type DecodedPage } from "../src/sqlite/page-codec.js";
 import { IavlError } from "../src/base/errors.js";
 import { fromHex, utf8 } from "../src/base/bytes.js";
 
@@ -98,9 +99,10 @@ export type StoredNodeKind = "branch" | "leaf" | "root";
  * one on the leftmost path), `"leaf"` a leaf (the leftmost). The latest version must be a checkpoint (so that its
  * branches are stored) of at least 3 keys. Returns the damaged node's (version, seq).
  *
- * This is the only place in the tests that knows the storage layout (today, layout 2: `branch_<shard>` /
+ * This is the only place in the tests that knows the storage layout (layout 3: the spine in `branch_<shard>` /
  * `branch_c<gen>` tables with a `hash` column, children named by (version, seq), a leaf child by (version, 2^31 + its
- * `leaves` row id), the root by `versions.root_version/root_seq`): when the layout changes, change it here.
+ * `leaves` row id), the root by `versions.root_version/root_seq`; the subtrees of at most 16 leaves in `pages` rows,
+ * decoded by src/sqlite/page-codec.ts): when the layout changes, change it here.
  */
 export function corruptStoredNodeHash(dir: string, which: StoredNodeKind): { version: number; seq: number } {
   const db = new Database(join(dir, "iavl.sqlite"));
@@ -121,15 +123,41 @@ export function corruptStoredNodeHash(dir: string, which: StoredNodeKind): { ver
       else db.prepare(`UPDATE ${home(kind, version, seq)} SET hash = zeroblob(length(hash)) WHERE version = ? AND seq = ?`).run(version, seq);
       return { version, seq };
     };
-    if (which === "root") return zero("branch", latest.version, latest.seq);
+    // Layout 3: a page row holds a subtree; a node of it is named 2^50 + page id · 32 + slot (slot 0: its root).
+    const PAGE_BASE = 2 ** 50;
+    const zeroInPage = (seq: number, at: (p: DecodedPage) => number): { version: number; seq: number } => {
+      const id = Math.floor((seq - PAGE_BASE) / 32);
+      const bytes = new Uint8Array(db.prepare("SELECT bytes FROM pages WHERE id = ?").pluck().get(id) as Uint8Array);
+      const p = decodePage(bytes, `page ${id}`);
+      const i = at(p);
+      bytes.fill(0, p.hashAt[i]!, p.hashAt[i]! + 32);
+      db.prepare("UPDATE pages SET bytes = ? WHERE id = ?").run(bytes, id);
+      return { version: p.version[i]!, seq: PAGE_BASE + id * 32 + (p.count - 1 - i) };
+    };
+    if (which === "root") return latest.seq >= PAGE_BASE ? zeroInPage(latest.seq, (p) => p.count - 1) : zero("branch", latest.version, latest.seq);
     // Down the leftmost path to the inner node of height 1, whose left child is a leaf.
     let node = { version: latest.version, seq: latest.seq };
-    for (;;) {
+    while (node.seq < PAGE_BASE) {
       const row = db
         .prepare(`SELECT height, left_version AS lv, left_seq AS ls FROM ${home("branch", node.version, node.seq)} WHERE version = ? AND seq = ?`)
         .get(node.version, node.seq) as { height: number; lv: number; ls: number };
       if (row.height === 1) break;
       node = { version: row.lv, seq: row.ls };
+    }
+    if (node.seq >= PAGE_BASE) {
+      // In a page, the leftmost leaf is node 0 and the branch of height 1 above it the one whose left child it is.
+      const bottom = (p: DecodedPage): number => p.left.indexOf(0);
+      if (which === "branch") {
+        if (node.version === latest.version && node.seq === latest.seq && latest.seq >= PAGE_BASE) {
+          const id = Math.floor((node.seq - PAGE_BASE) / 32);
+          const p = decodePage(new Uint8Array(db.prepare("SELECT bytes FROM pages WHERE id = ?").pluck().get(id) as Uint8Array), "page");
+          if (bottom(p) === p.count - 1) throw new Error(`${dir}: the tree has no inner node but its root`);
+        }
+        return zeroInPage(node.seq, bottom);
+      }
+      const id = Math.floor((node.seq - PAGE_BASE) / 32);
+      const p = decodePage(new Uint8Array(db.prepare("SELECT bytes FROM pages WHERE id = ?").pluck().get(id) as Uint8Array), "page");
+      return zero("leaf", p.version[0]!, 2 ** 31 + p.leafId[0]!);
     }
     if (which === "branch") {
       if (node.version === latest.version && node.seq === latest.seq) throw new Error(`${dir}: the tree has no inner node but its root`);

@@ -5,6 +5,7 @@
  * rather than with their whole shard. A shard left empty is then dropped.
  * @module
  */
+import { concatBytes } from "../base/bytes.js";
 import { sql, type Connection } from "./connection.js";
 import { metaNumber, setMeta } from "./meta.js";
 import { BranchReader } from "./branch-reader.js";
@@ -36,9 +37,11 @@ export function unpackNodeKeys(b: Uint8Array): number[] {
  * already: a checkpoint written after its version (at close) adds the pages it moved nodes out of.
  */
 export function insertOrphans(db: Connection, version: number, nodes: Uint8Array): void {
-  if (nodes.length > 0) {
-    sql(db, "INSERT INTO orphaned_branches (version, nodes) VALUES (?, ?) ON CONFLICT (version) DO UPDATE SET nodes = nodes || excluded.nodes").run(version, nodes);
-  }
+  if (nodes.length === 0) return;
+  // Joined here, not with SQL's ||, which makes text of blobs.
+  const had = sql(db, "SELECT nodes FROM orphaned_branches WHERE version = ?").pluck().get(version) as Uint8Array | undefined;
+  const all = had === undefined ? nodes : concatBytes(had, nodes);
+  sql(db, "INSERT OR REPLACE INTO orphaned_branches (version, nodes) VALUES (?, ?)").run(version, all);
 }
 
 /** The first version whose orphans are recorded; branches replaced before it go only with their shard. */
