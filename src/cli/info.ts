@@ -72,6 +72,7 @@ function printInfo(i: StoreInfo): void {
   out(`shards       ${i.shards.length} of ${i.shardSize} versions`);
   for (const s of i.shards) out(`  shard ${s.id}  versions ${s.first}–${s.last}: ${s.branchRows} branch rows`);
   out(`replaced     ${i.orphanedBranches} branch rows no longer in the latest tree, deleted by the prune whose base passes them`);
+  out(`page rows    ${i.pageRows} (subtrees of at most 16 leaves below the branch rows)`);
   out(`leaves rows  ${i.leafRows} (values and leaf hashes, one per key per version changed)`);
   out(`ops rows     ${i.opsRows} (operations of the versions replays may need)`);
   const p = i.pages;

@@ -91,6 +91,11 @@ export function orphanedBranchCount(s: StatsSource): number {
   return s.tables.has("orphaned_branches") ? count(s.db, `SELECT coalesce(sum(length(nodes)), 0) / ${KEY_BYTES} FROM orphaned_branches`) : 0;
 }
 
+/** Rows of the `pages` table (layout 3: the subtrees of at most 16 leaves below the spine). */
+export function pageRowCount(s: StatsSource): number {
+  return s.tables.has("pages") ? count(s.db, "SELECT count(*) FROM pages") : 0;
+}
+
 /** Rows of the `leaves` table (one per key per version that set or removed it). */
 export function leafRowCount(s: StatsSource): number {
   return count(s.db, "SELECT count(*) FROM leaves");
