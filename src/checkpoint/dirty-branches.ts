@@ -5,9 +5,9 @@
  * @module
  */
 import { NONE, type NodeSource, type NodeTable } from "../tree/node.js";
-import type { BranchRow, BranchRows } from "../sqlite/rows.js";
+import type { BranchRow, BranchRows, PageRows, PageWrite } from "../sqlite/rows.js";
 import { branchRow, pageRow } from "../sqlite/node-rows.js";
-import { NO_PAGES, type PageRows, type PageWrite } from "../sqlite/page-rows.js";
+import { NO_PAGES } from "../sqlite/page-rows.js";
 import { isPageSeq, PAGE_LEAVES, slotOfSeq } from "../sqlite/shards.js";
 
 /** A write without branches. */

@@ -4,8 +4,7 @@
  * and pages of leaves rows come so from the leaf thread.
  * @module
  */
-import type { PageWrite } from "./page-rows.js";
-import type { BranchRow, LeafWrite, VersionRow, VersionRows, VersionWrite } from "./rows.js";
+import type { BranchRow, LeafWrite, PageWrite, VersionRow, VersionRows, VersionWrite } from "./rows.js";
 
 /** Rows as two transferable buffers (which may be longer than what the rows use). */
 export interface PackedWrite {

@@ -5,21 +5,7 @@
  */
 import { sql, type Connection } from "./connection.js";
 import { decodePage, type DecodedPage } from "./page-codec.js";
-import { blob } from "./rows.js";
-
-/** A page row a checkpoint writes. */
-export interface PageWrite {
-  id: number;
-  /** The checkpoint that wrote it: a rollback past it deletes it. */
-  version: number;
-  bytes: Uint8Array;
-}
-
-/** The page rows of a checkpoint, with their count and bytes (what they cost in flight). */
-export interface PageRows extends Iterable<PageWrite> {
-  readonly count: number;
-  readonly bytes: number;
-}
+import { blob, type PageRows, type PageWrite } from "./rows.js";
 
 /** No page rows. */
 export const NO_PAGES: PageRows = { count: 0, bytes: 0, *[Symbol.iterator](): Generator<PageWrite> {} };

@@ -3,7 +3,6 @@
  * becomes a plain `Uint8Array` here (better-sqlite3 returns Buffers, whose `slice()` shares memory).
  * @module
  */
-import type { PageRows, PageWrite } from "./page-rows.js";
 
 /** A committed version (the commit marker). */
 export interface VersionRow {
@@ -58,6 +57,20 @@ export interface BranchLinks {
  * and each row with its two arrays is a few hundred heap bytes): how many, and the bytes of their keys and hashes.
  */
 export interface BranchRows extends Iterable<BranchRow> {
+  readonly count: number;
+  readonly bytes: number;
+}
+
+/** A page row a checkpoint writes. */
+export interface PageWrite {
+  id: number;
+  /** The checkpoint that wrote it: a rollback past it deletes it. */
+  version: number;
+  bytes: Uint8Array;
+}
+
+/** The page rows of a checkpoint, with their count and bytes (what they cost in flight). */
+export interface PageRows extends Iterable<PageWrite> {
   readonly count: number;
   readonly bytes: number;
 }

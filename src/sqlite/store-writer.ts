@@ -5,11 +5,11 @@
 import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
 import { initMeta, setMeta } from "./meta.js";
-import { VERSION_COLUMNS, type BranchRows, type ImportBatch, type LeafWrite, type VersionRow, type VersionRows } from "./rows.js";
+import { VERSION_COLUMNS, type BranchRows, type PageRows, type ImportBatch, type LeafWrite, type VersionRow, type VersionRows } from "./rows.js";
 import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { insertOrphans } from "./orphaned-branches.js";
-import { insertPage, type PageRows } from "./page-rows.js";
+import { insertPage } from "./page-rows.js";
 import { writeTransaction } from "./write-errors.js";
 
 /** The compacted generation an import writes every branch into, whatever version range the nodes span. */

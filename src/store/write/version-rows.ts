@@ -9,10 +9,9 @@ import { NONE, type NodeSource, type NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
 import type { Op } from "../../tree/version-log.js";
 import { leafKeySeq, storedSeq } from "../../sqlite/node-rows.js";
-import type { BranchRows, LeafWrite, VersionWrite } from "../../sqlite/rows.js";
+import type { BranchRows, LeafWrite, PageRows, VersionWrite } from "../../sqlite/rows.js";
 import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
 import { packNodeKeys } from "../../sqlite/orphaned-branches.js";
-import type { PageRows } from "../../sqlite/page-rows.js";
 import { isPageSeq, slotOfSeq } from "../../sqlite/shards.js";
 import { collectDirty, NO_CHECKPOINT } from "../../checkpoint/dirty-branches.js";
 
