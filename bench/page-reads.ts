@@ -9,7 +9,8 @@
  *   npx tsx bench/page-reads.ts --keys 1000000 --budget 64 --warm 40 --versions 50
  * @module
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -47,6 +48,20 @@ try {
   // A layout without pages.
 }
 
+// What checkpoints write (inline writes carry counts): checkpoints, branch rows, page rows and their bytes.
+const written = { checkpoints: 0, branches: 0, pages: 0, pageBytes: 0 };
+{
+  const proto = (await import(join(src, "sqlite/store-writer.js"))).StoreWriter.prototype as Record<string, unknown>;
+  const f = proto["writeVersion"] as (w: { version: { checkpoint: boolean }; branches: { count: number }; pages?: { count: number; bytes: number } }) => void;
+  proto["writeVersion"] = function (this: unknown, w: Parameters<typeof f>[0]): void {
+    if (w.version.checkpoint) written.checkpoints++;
+    written.branches += w.branches.count;
+    written.pages += w.pages?.count ?? 0;
+    written.pageBytes += w.pages?.bytes ?? 0;
+    f.call(this, w);
+  };
+}
+
 const apply = (t: Opened, changes: Change[]): void => {
   for (const c of changes) {
     if (c.delete) t.remove(c.key);
@@ -68,6 +83,7 @@ try {
   const churn = new Churn(KEYS);
   const run = (n: number, label: string): void => {
     for (const k of Object.keys(rows)) rows[k] = 0;
+    Object.assign(written, { checkpoints: 0, branches: 0, pages: 0, pageBytes: 0 });
     let changes = 0;
     const s = performance.now();
     for (let j = 0; j < n; j++) {
@@ -80,11 +96,22 @@ try {
     const all = rows["branch"]! + rows["leaf"]! + rows["page"]!;
     const per = (x: number): string => (x / changes).toFixed(3);
     console.log(
-      `${label}: ${n} versions, ${changes} changes, ${(changes / secs).toFixed(0)} changes/s; rows read per change ${per(all)} (branch ${per(rows["branch"]!)}, leaf ${per(rows["leaf"]!)}, page ${per(rows["page"]!)})`,
+      `${label}: ${n} versions, ${changes} changes, ${(changes / secs).toFixed(0)} changes/s; rows read per change ${per(all)} (branch ${per(rows["branch"]!)}, leaf ${per(rows["leaf"]!)}, page ${per(rows["page"]!)}); ` +
+        `${written.checkpoints} checkpoints wrote per change ${per(written.branches)} branch rows, ${per(written.pages)} pages (${(written.pageBytes / Math.max(1, written.pages)).toFixed(0)} bytes each)`,
     );
   };
   run(Number(a.warm), `warm-up, budget ${a.budget} MiB`);
+  // PROFILE=file: a CPU profile of the measured versions alone.
+  const out = process.env["PROFILE"];
+  const session = out === undefined ? undefined : new Session();
+  const post = (m: string, p?: object): Promise<unknown> => new Promise((res, rej) => session!.post(m, p ?? {}, (e, r) => (e ? rej(e) : res(r))));
+  if (session !== undefined) {
+    session.connect();
+    await post("Profiler.enable");
+    await post("Profiler.start");
+  }
   run(Number(a.versions), `measured, budget ${a.budget} MiB`);
+  if (session !== undefined) writeFileSync(out!, JSON.stringify(((await post("Profiler.stop")) as { profile: object }).profile));
   t.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
