@@ -31,13 +31,28 @@ interface Opened {
   close(): void;
 }
 const { Tree } = (await import(join(src, "index.js"))) as { Tree: { open(dir: string, o: object): Opened } };
-const rows: Record<string, number> = { branch: 0, leaf: 0, page: 0 };
+const rows: Record<string, number> = { branch: 0, leaf: 0, page: 0, checkpoint: 0 };
+/** True while a version's rows are made and written: a load then is a checkpoint's (a page boundary that moved). */
+let writing = false;
 /** Counts the calls of a reader's lookup. */
 function count(proto: Record<string, unknown>, method: string, kind: string): void {
   const f = proto[method] as (...args: unknown[]) => unknown;
   proto[method] = function (this: unknown, ...args: unknown[]): unknown {
     rows[kind]!++;
+    if (writing) rows["checkpoint"]!++;
     return f.apply(this, args);
+  };
+}
+{
+  const proto = (await import(join(src, "store/write/version-writer.js"))).VersionWriter.prototype as Record<string, unknown>;
+  const f = proto["write"] as (...args: unknown[]) => unknown;
+  proto["write"] = function (this: unknown, ...args: unknown[]): unknown {
+    writing = true;
+    try {
+      return f.apply(this, args);
+    } finally {
+      writing = false;
+    }
   };
 }
 count((await import(join(src, "sqlite/branch-reader.js"))).BranchReader.prototype, "one", "branch");
@@ -96,7 +111,7 @@ try {
     const all = rows["branch"]! + rows["leaf"]! + rows["page"]!;
     const per = (x: number): string => (x / changes).toFixed(3);
     console.log(
-      `${label}: ${n} versions, ${changes} changes, ${(changes / secs).toFixed(0)} changes/s; rows read per change ${per(all)} (branch ${per(rows["branch"]!)}, leaf ${per(rows["leaf"]!)}, page ${per(rows["page"]!)}); ` +
+      `${label}: ${n} versions, ${changes} changes, ${(changes / secs).toFixed(0)} changes/s; rows read per change ${per(all)} (branch ${per(rows["branch"]!)}, leaf ${per(rows["leaf"]!)}, page ${per(rows["page"]!)}; of them by checkpoints ${per(rows["checkpoint"]!)}); ` +
         `${written.checkpoints} checkpoints wrote per change ${per(written.branches)} branch rows, ${per(written.pages)} pages (${(written.pageBytes / Math.max(1, written.pages)).toFixed(0)} bytes each)`,
     );
   };
