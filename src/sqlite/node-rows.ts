@@ -7,7 +7,9 @@ import { latin1, latin1Bytes } from "../base/bytes.js";
 import { childRef, NONE, type NodeTable } from "../tree/node.js";
 import { pageHash, pageKey, PageWriter, subtreeStart, type DecodedPage } from "./page-codec.js";
 import type { BranchRow, LeafRow } from "./rows.js";
-import { LEAF_BASE, leafId, leafSeq, PAGE_BASE, PAGE_SLOTS, pageSeq } from "./shards.js";
+import { isPageSeq, LEAF_BASE, leafId, leafSeq, PAGE_BASE, PAGE_SLOTS, pageOfSeq, pageSeq, slotOfSeq } from "./shards.js";
+
+export type { DecodedPage } from "./page-codec.js";
 
 // In memory a leaf's sequence is -(id + 1), not the stored LEAF_BASE + id (≥ 2^31), so that its sign tells a leaf's
 // node key from a branch's without the base. Branch sequences, and page nodes' (≥ PAGE_BASE), are the same in both
@@ -131,4 +133,19 @@ export function pageNodes(t: NodeTable, id: number, p: DecodedPage, at: number):
     ids[i - start] = n;
   }
   return ids[at - start]!;
+}
+
+/** The page and slot a page node's sequence names, or undefined for any other sequence. */
+export function pageLink(seq: number): { id: number; slot: number } | undefined {
+  return isPageSeq(seq) ? { id: pageOfSeq(seq), slot: slotOfSeq(seq) } : undefined;
+}
+
+/** The node key sequence of node `at` (post-order index) of page `id`. */
+export function pagedSeq(id: number, p: DecodedPage, at: number): number {
+  return pageSeq(id, p.count - 1 - at);
+}
+
+/** What branch `at` of page `p` stores, and the key it carries (its right subtree's leftmost leaf's, copied). */
+export function pagedBranch(p: DecodedPage, at: number): { key: Uint8Array; height: number; hash: Uint8Array } {
+  return { key: pageKey(p, subtreeStart(p, p.right[at]!)).slice(), height: p.height[at]!, hash: pageHash(p, at) };
 }

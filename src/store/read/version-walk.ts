@@ -16,9 +16,7 @@ import { leafSource, type LeafSource } from "./leaf-stream.js";
 import { pinnedWalk } from "../../tree/node-table.js";
 import type { VersionTree } from "./rebuild.js";
 import type { VersionRead } from "./version-read.js";
-import { leafKeySeq, leafRowId, memorySeq } from "../../sqlite/node-rows.js";
-import { pageHash, pageKey, subtreeStart, type DecodedPage } from "../../sqlite/page-codec.js";
-import { isPageSeq, pageOfSeq, pageSeq, slotOfSeq } from "../../sqlite/shards.js";
+import { leafKeySeq, leafRowId, memorySeq, pageLink, pagedBranch, pagedSeq, type DecodedPage } from "../../sqlite/node-rows.js";
 
 /** Levels of branches loaded at once below a node whose children are not in memory (up to 2^10 − 1 branches). */
 const SUBTREE_LEVELS = 10;
@@ -43,7 +41,7 @@ interface PagedBranch {
 /** Node `at` of page `id`: a paged branch, or a leaf known by its leaves row (its row comes with its batch's). */
 function pagedItem(id: number, page: DecodedPage, at: number): PagedBranch | StoredLeaf {
   if (page.height[at] === 0) return { version: page.version[at]!, seq: leafKeySeq(page.leafId[at]!) };
-  return { page, id, at, version: page.version[at]!, seq: pageSeq(id, page.count - 1 - at) };
+  return { page, id, at, version: page.version[at]!, seq: pagedSeq(id, page, at) };
 }
 
 interface StoredLeaf {
@@ -96,8 +94,8 @@ export function* walkVersion(
   const prefetch = (parent: Item): void => {
     let level: Array<readonly [number, number]> = [];
     const refs = (b: BranchLinks): void => {
-      if (b.leftSeq > 0 && !isPageSeq(b.leftSeq)) level.push([b.leftVersion, b.leftSeq]);
-      if (b.rightSeq > 0 && !isPageSeq(b.rightSeq)) level.push([b.rightVersion, b.rightSeq]);
+      if (b.leftSeq > 0 && pageLink(b.leftSeq) === undefined) level.push([b.leftVersion, b.leftSeq]);
+      if (b.rightSeq > 0 && pageLink(b.rightSeq) === undefined) level.push([b.rightVersion, b.rightSeq]);
     };
     refs(links(parent));
     for (let depth = 0; depth < SUBTREE_LEVELS && level.length > 0; depth++) {
@@ -140,14 +138,15 @@ export function* walkVersion(
     const seq = left ? l.leftSeq : l.rightSeq;
     if (seq === 0) throw new IavlError("CORRUPT", `node ${describe(parent)} has a child neither in memory nor in storage`);
     if (seq < 0) return { version, seq };
-    if (isPageSeq(seq)) {
-      const id = pageOfSeq(seq);
+    const link = pageLink(seq);
+    if (link !== undefined) {
+      const id = link.id;
       if (lastPage?.id !== id) {
         const page = store.pages.one(id);
         if (page === undefined) throw new IavlError("CORRUPT", `page ${id}, below node ${describe(parent)}, is missing from the store`);
         lastPage = { id, page };
       }
-      return pagedItem(id, lastPage.page, lastPage.page.count - 1 - slotOfSeq(seq));
+      return pagedItem(id, lastPage.page, lastPage.page.count - 1 - link.slot);
     }
     let b = ahead.take(version, seq);
     if (b === undefined) {
@@ -207,9 +206,8 @@ export function* walkVersion(
           if (!withHashes) return { node: { key, version, height }, storedHash: undefined };
           if (typeof n === "number") return { node: { key: latin1Bytes(t.key(n)), version, height: t.height(n) }, storedHash: t.digest(n) };
           if ("page" in n) {
-            const { page, at } = n;
-            const keyAt = subtreeStart(page, page.right[at]!);
-            return { node: { key: pageKey(page, keyAt).slice(), version, height: page.height[at]! }, storedHash: toDigest(pageHash(page, at)) };
+            const b = pagedBranch(n.page, n.at);
+            return { node: { key: b.key, version, height: b.height }, storedHash: toDigest(b.hash) };
           }
           const b = n as BranchRow;
           return { node: { key: b.key, version, height: b.height }, storedHash: toDigest(b.hash) };
