@@ -16,10 +16,12 @@ import { branchRows } from "./helpers.js";
 import { scriptArgs } from "../sim/child-command.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 import { applyHistory, LAST, OPTIONS, PRUNES } from "./fixtures/layout1-history.js";
+import { LAYOUT2_KEYS, LAYOUT2_OPS, LAYOUT2_OPTIONS } from "./fixtures/layout2-history.js";
 
 /** The schema an upgrade reaches: the last migration of migrations/. */
 const SCHEMA = 4;
 const FIXTURE = fileURLToPath(new URL("./fixtures/layout1/iavl.sqlite.layout1", import.meta.url));
+const LAYOUT2_FIXTURE = fileURLToPath(new URL("./fixtures/layout2/iavl.sqlite.layout2", import.meta.url));
 const KEPT = [20, 40, ...Array.from({ length: LAST - 44 }, (_, i) => 45 + i)];
 const enc = new TextEncoder();
 const KEYS = [
@@ -176,17 +178,13 @@ describe("upgrading a layout-2 store to recorded orphans (migration 003)", () =>
     const m = Tree.memory();
     const hashes = [""];
     for (let v = 1; v <= 100; v++) {
-      applyVersion(m, v, 200, 3000);
+      applyVersion(m, v, LAYOUT2_OPS, LAYOUT2_KEYS);
       hashes.push(toHex(m.commit().hash));
     }
-    const options = { checkpointInterval: 5, shardSize: 10 };
-    const t = Tree.open(dir, options);
-    for (let v = 1; v <= 43; v++) {
-      applyVersion(t, v, 200, 3000);
-      t.commit();
-    }
-    t.close();
-    // The store as schema 2 left it: nothing recorded of the branches its versions replaced.
+    const options = LAYOUT2_OPTIONS;
+    // Versions 1–43 as layout 2 wrote them (no pages), and as schema 2 left them: nothing recorded of the branches
+    // their versions replaced.
+    copyFileSync(LAYOUT2_FIXTURE, join(dir, "iavl.sqlite"));
     const db = new Database(join(dir, "iavl.sqlite"));
     db.exec("DROP TABLE orphaned_branches; DELETE FROM meta WHERE name IN ('orphans_from', 'branches_pruned_to'); DELETE FROM schema_migrations WHERE id >= 3");
     db.close();
@@ -195,7 +193,7 @@ describe("upgrading a layout-2 store to recorded orphans (migration 003)", () =>
     const upgraded = Tree.open(dir, options);
     expect(schemaOf(dir)).toBe(SCHEMA);
     for (let v = 44; v <= 100; v++) {
-      applyVersion(upgraded, v, 200, 3000);
+      applyVersion(upgraded, v, LAYOUT2_OPS, LAYOUT2_KEYS);
       expect(toHex(upgraded.commit().hash)).toBe(hashes[v]);
     }
     // The base (90) passes shards 0–4, which hold versions before the first recorded one (44), and 5–8, whose
