@@ -122,6 +122,32 @@ describe("automatic prunes", () => {
     expect(kept).toBeLessThan(60);
   });
 
+  it("keep up with a writer that never yields, also once their thread has gone idle", () => {
+    const keepRecent = 20;
+    const t = Tree.open(tempDir(), { keepRecent, checkpointInterval: 10 });
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    // A target is asked every keepRecent / 10 = 2 versions, so the last one asked keeps at most keepRecent + 1.
+    const bound = keepRecent + 1;
+    // Waits without yielding until the prunes caught up (the loop cannot be stopped by the test's timeout: the
+    // deadline is the safety net, far past what a busy machine needs).
+    const caughtUp = (): number => {
+      const deadline = performance.now() + 300_000;
+      let kept = t.versions().length;
+      for (; kept > bound && performance.now() < deadline; kept = t.versions().length) Atomics.wait(pause, 0, 0, 5);
+      return kept;
+    };
+    // 200 versions in a tight loop, then nothing left to prune: the thread's task ends.
+    commitVersions(t, 200, "x");
+    expect(caughtUp()).toBeLessThanOrEqual(bound);
+    // Each new target must start the thread again while the event loop still never turns.
+    for (let round = 0; round < 30; round++) {
+      commitVersions(t, 2, `y${round}`);
+      expect(caughtUp()).toBeLessThanOrEqual(bound);
+    }
+    expect(t.versions()[0]).toBeGreaterThanOrEqual(t.version - keepRecent);
+    t.close();
+  });
+
   it("and an explicit prune beside them settle without taking the process down", async () => {
     const t = Tree.open(tempDir(), { checkpointInterval: 13, keepRecent: 18, keepEvery: 13 });
     for (let i = 0; i < 17; i++) {

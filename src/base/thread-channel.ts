@@ -1,12 +1,15 @@
 /**
  * The one way the library talks to its threads: shared slots that either side reads, sets and waits on (so that an
  * owner blocked in a synchronous call still hears its thread), buffers posted by transfer rather than copied, one
- * close that waits until the thread has let go of the store, and the pause-and-retry of a write that met a lock.
+ * close that waits until the thread has let go of the store, and the pause-and-retry of a write that met a lock. It
+ * also finds a thread's entry, from the sources (through tsx) or from `dist/`, for the threads it starts and for a
+ * pool (piscina, the prune thread's) that starts its own.
  *
  * Every channel reserves two slots: {@link STOP}, set by the owner, and {@link CLOSED}, set by the thread on every
  * way out once it holds no connection. A protocol numbers its own slots from {@link FIRST_SLOT}.
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { parentPort, Worker, type MessagePort, type WorkerOptions } from "node:worker_threads";
 
 /** Slot the owner sets to ask the thread to stop. */
@@ -40,6 +43,13 @@ export class Slots {
     Atomics.notify(this.a, slot);
   }
 
+  /** Sets `slot` to `value` if it holds `expected`, waking whoever waits on it; true if it did. */
+  compareExchange(slot: number, expected: number, value: number): boolean {
+    const done = Atomics.compareExchange(this.a, slot, BigInt(expected), BigInt(value)) === BigInt(expected);
+    if (done) Atomics.notify(this.a, slot);
+    return done;
+  }
+
   /** Adds `by` to `slot` and wakes whoever waits on it. */
   add(slot: number, by = 1): void {
     Atomics.add(this.a, slot, BigInt(by));
@@ -63,18 +73,37 @@ export class Slots {
   }
 }
 
-/**
- * Starts the worker entry `name`, a module beside `callerUrl` (the caller's `import.meta.url`). From the sources, the
- * worker first registers tsx's loader itself: loader flags of the parent (the tsx CLI's among them) do not reliably
- * reach worker threads.
- */
-function startWorker(callerUrl: string, name: string, options: WorkerOptions): Worker {
+/** The worker entry `name` beside `callerUrl` (the caller's `import.meta.url`): the .ts from the sources, else the .js. */
+function entryOf(callerUrl: string, name: string): { url: string; fromSource: boolean } {
   const fromSource = callerUrl.endsWith(".ts");
-  const entry = new URL(`./${name}${fromSource ? ".ts" : ".js"}`, callerUrl).href;
+  return { url: new URL(`./${name}${fromSource ? ".ts" : ".js"}`, callerUrl).href, fromSource };
+}
+
+/**
+ * tsx's loader API, which a thread started from the sources registers itself before it imports its entry: loader
+ * flags of the parent (the tsx CLI's among them) do not reliably reach worker threads.
+ */
+const tsxApi = (): string => JSON.stringify(import.meta.resolve("tsx/esm/api"));
+
+/** Starts the worker entry `name` beside `callerUrl`; from the sources, the thread registers tsx first. */
+function startWorker(callerUrl: string, name: string, options: WorkerOptions): Worker {
+  const { url, fromSource } = entryOf(callerUrl, name);
   const code = fromSource
-    ? `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`
-    : `import(${JSON.stringify(entry)});`;
+    ? `import(${tsxApi()}).then((m) => { m.register(); return import(${JSON.stringify(url)}); });`
+    : `import(${JSON.stringify(url)});`;
   return new Worker(code, { ...options, eval: true });
+}
+
+/**
+ * How a pool that starts its threads from a file (piscina) runs the worker entry `name` beside `callerUrl`: the
+ * entry's path, and its threads' node options. From the sources each thread first imports a module that registers
+ * tsx, as the threads of {@link ThreadChannel.start} do; `--import tsx` instead would let tsx's CommonJS hook load
+ * the entry as CommonJS. From `dist/` none, not even the parent's: the entry is plain JavaScript and needs no loader.
+ */
+export function poolEntry(callerUrl: string, name: string): { filename: string; execArgv: string[] } {
+  const { url, fromSource } = entryOf(callerUrl, name);
+  const register = `import { register } from ${tsxApi()}; register();`;
+  return { filename: fileURLToPath(url), execArgv: fromSource ? ["--import", `data:text/javascript,${encodeURIComponent(register)}`] : [] };
 }
 
 /** What every thread of a channel finds in its `workerData`, beside its protocol's own fields. */

@@ -1,7 +1,6 @@
 /**
- * Pruning in the background: one thread per store (prune-thread.ts, a worker thread for the life of the store) runs
- * each prune whole, step after step, each step on a connection of its own and in short transactions, while the
- * owner goes on committing.
+ * Pruning in the background: one thread per store (prune-thread.ts) runs each prune whole, step after step, each step
+ * on a connection of its own and in short transactions, while the owner goes on committing.
  *
  * 1. mark: version rows below the first kept version are deleted (readers get VERSION_PRUNED from then on) and the
  *    checkpoint that replays of kept versions start from is recorded as the base.
@@ -17,23 +16,40 @@
  * 6. reclaim: the freed pages are returned to the file system (incremental vacuum), so the file really shrinks; an
  *    automatic prune leaves them (up to a bound) for the next commits to reuse.
  *
- * Automatic prunes are asked through shared memory ({@link Pruner.autoTo}), so they progress with commits alone,
- * even in a loop that never yields to the event loop; explicit prunes go through a port and answer through it.
+ * The thread is the one thread of a piscina pool, and each of its tasks is finite: it runs the prunes pending (the
+ * newest automatic target, from shared memory, and the explicit prunes, from a port) and returns when none is left,
+ * so that piscina lets go of its idle thread and a script that pruned ends by itself. The owner starts a task when it
+ * asks for work and none is running, through a hand-off in shared memory that loses no request:
+ *
+ * - the owner first posts the work (the target in {@link AUTO_TARGET}, a request on the port), then moves
+ *   {@link STATE} from IDLE to RUNNING and starts a task only if that move succeeded;
+ * - a task that finds no work sets IDLE, then looks once more: work posted meanwhile is taken by this task if it moves
+ *   STATE back to RUNNING, or else by the task its owner started.
+ *
+ * Nothing of this waits for the owner's event loop: a running task reads each newer target from shared memory, and
+ * piscina posts a new task to its thread at once (see the pool's options), so automatic prunes keep up even with a
+ * writer that commits in a loop that never yields. Only explicit prunes' answers wait for the owner's event loop.
  * @module
  */
-import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort } from "node:worker_threads";
+import { Piscina } from "piscina";
 import { IavlError, type ErrorCode } from "../base/errors.js";
-import { FIRST_SLOT, ThreadChannel } from "../base/thread-channel.js";
+import { FIRST_SLOT, poolEntry, Slots, STOP } from "../base/thread-channel.js";
 import type { WriteTurn } from "../base/write-turn.js";
 
-/** Slots of the channel to the prune thread (its STOP stops every prune at its next step boundary): the number of steps holding a connection, … */
+/** Slots shared with the prune thread (beside STOP, which stops every prune at its next step boundary): 1 while a task runs, … */
 export const ACTIVE = FIRST_SLOT;
-/** … a count bumped with every new request, which the idle thread waits on, … */
-export const WAKE = FIRST_SLOT + 1;
+/** … {@link IDLE} or {@link RUNNING}: whether a task is started or running, the hand-off's one switch, … */
+export const STATE = FIRST_SLOT + 1;
 /** … and the newest automatic prune target. */
 export const AUTO_TARGET = FIRST_SLOT + 2;
 /** Slots the channel needs. */
 const SLOTS = FIRST_SLOT + 3;
+
+/** {@link STATE}: no task runs, the next request starts one. */
+export const IDLE = 0;
+/** {@link STATE}: a task is started or running, and takes every request posted before it ends. */
+export const RUNNING = 1;
 
 /** What a prune did. */
 export interface PruneResult {
@@ -71,8 +87,8 @@ export type PruneReply =
   | { id: number; failed: Failure }
   | { auto: number; failed: Failure };
 
-/** What the thread is started with (beside its channel's slots): where the store is, and how to reach the owner. */
-export interface PruneTask {
+/** What the thread is started with (its `workerData`): where the store is, and the slots it shares with the owner. */
+export interface PruneThreadData {
   file: string;
   busyTimeoutMs: number;
   /** The store's {@link WriteTurn} counter. */
@@ -81,7 +97,12 @@ export interface PruneTask {
   ownWal: boolean;
   /** Automatic prunes: the snapshots they keep and the share of the file they leave free; undefined: none. */
   auto: { keepEvery: number | undefined; keepFree: number } | undefined;
-  port: MessagePort;
+  slots: SharedArrayBuffer;
+}
+
+/** One task: the first one brings the port that explicit prunes come through and are answered on. */
+export interface DrainTask {
+  port: MessagePort | undefined;
 }
 
 /** Progress: work done of a total in a named phase (totals are estimates for some phases). */
@@ -103,12 +124,16 @@ interface Waiting {
 
 /** Runs the prunes of one store file, one at a time, in one thread. */
 export class Pruner {
-  /** The channel to the thread, which waits for work on its slots for as long as the store is open. */
-  private readonly ch: ThreadChannel & { readonly worker: Worker };
+  private readonly pool: Piscina;
+  private readonly slots = Slots.create(SLOTS);
   private readonly port: MessagePort;
+  /** The thread's end of the port, until the first task takes it there. */
+  private threadPort: MessagePort | undefined;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private closed = false;
+  /** The thread failed: nothing more is asked of it. */
+  private gone = false;
 
   constructor(
     file: string,
@@ -121,23 +146,33 @@ export class Pruner {
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
+    this.threadPort = port2;
     this.port.on("message", (m: PruneReply) => this.reply(m));
     // The port holds the process open only while an explicit prune waits for its answer.
     this.port.unref();
-    const task: PruneTask = {
+    const workerData: PruneThreadData = {
       file,
       busyTimeoutMs,
       turn: turn.buffer,
       ownWal,
       auto: auto === undefined ? undefined : { keepEvery: auto.keepEvery, keepFree: auto.keepFree },
-      port: port2,
+      slots: this.slots.buffer,
     };
-    // A plain worker rather than a pool's task: a pool holds its thread's port ref'd while a task runs, and this
-    // task runs for the life of the store, so that no script that pruned could exit without close(). The thread
-    // starts at once, without the owner's event loop, so automatic prunes start even under a writer that never
-    // yields; ThreadChannel leaves it unref'd.
-    this.ch = ThreadChannel.start(import.meta.url, "prune-thread", SLOTS, task, [port2], (e) => this.failed(e));
-    this.ch.worker.on("exit", (code) => this.failed(new Error(`it exited (code ${code})`)));
+    this.pool = new Piscina({
+      ...poolEntry(import.meta.url, "prune-thread"),
+      workerData,
+      // One thread, made now: piscina hands tasks to a pool's first threads without waiting to hear that they are
+      // ready, and keeps them when idle (unref'd: an idle pool holds no process open).
+      minThreads: 1,
+      maxThreads: 1,
+      // piscina hears that a task ended only when the owner's event loop turns, and holds back a task for a thread
+      // already running this many. The hand-off lets one task run at a time; this bound only lets piscina post the
+      // next one before it heard of the last one's end, as a writer that never yields needs.
+      concurrentTasksPerWorker: Number.MAX_SAFE_INTEGER,
+      recordTiming: false,
+    });
+    // A failure of the thread with no task running: a task's own failures come through its promise.
+    this.pool.on("error", (e: Error) => this.failed(e));
   }
 
   /**
@@ -146,26 +181,30 @@ export class Pruner {
    */
   prune(upTo: number, keepEvery: number | undefined, onProgress?: PruneProgress): Promise<PruneResult> {
     if (this.closed) return Promise.reject(new IavlError("CLOSED", "the store is closed"));
-    if (this.ch.isGone) return Promise.reject(new IavlError("IO_ERROR", "the prune thread is gone"));
+    if (this.gone) return Promise.reject(new IavlError("IO_ERROR", "the prune thread is gone"));
     const id = this.nextId++;
     const done = new Promise<PruneResult>((resolve, reject) => this.waiting.set(id, { resolve, reject, onProgress }));
     // Someone awaits the answer: the process must live until it comes.
     this.port.ref();
     this.port.postMessage({ id, upTo, keepEvery } satisfies PruneRequest);
-    this.wake();
+    this.start();
     return done;
   }
 
   /** Asks for an automatic prune of every version ≤ `target` (a newer target replaces one not yet reached). */
   autoTo(target: number): void {
-    if (this.closed || this.auto === undefined) return;
-    if (target <= this.ch.slots.get(AUTO_TARGET)) return;
-    this.ch.slots.set(AUTO_TARGET, target);
-    this.wake();
+    if (this.closed || this.gone || this.auto === undefined) return;
+    if (target <= this.slots.get(AUTO_TARGET)) return;
+    this.slots.set(AUTO_TARGET, target);
+    this.start();
   }
 
-  private wake(): void {
-    this.ch.slots.add(WAKE);
+  /** Starts a task unless one is started or running, which then takes the work just posted (see the module). */
+  private start(): void {
+    if (!this.slots.compareExchange(STATE, IDLE, RUNNING)) return;
+    const port = this.threadPort;
+    this.threadPort = undefined;
+    this.pool.run({ port } satisfies DrainTask, { transferList: port === undefined ? [] : [port] }).catch((e: unknown) => this.failed(e as Error));
   }
 
   private reply(m: PruneReply): void {
@@ -189,11 +228,15 @@ export class Pruner {
     if (this.waiting.size === 0) this.port.unref();
   }
 
-  /** The thread failed or ended while the store is open: every prune waiting fails, never the process. */
+  /**
+   * The thread failed, or a task did, while the store is open (after a close, the pool's destroy fails the tasks it
+   * had not heard end, with piscina's "Terminating worker thread": no caller sees it). Every prune waiting fails,
+   * never the process, and automatic prunes stop: say so once, as for any automatic prune that failed.
+   */
   private failed(e: Error): void {
-    if (this.closed) return;
+    if (this.closed || this.gone) return;
+    this.gone = true;
     const err = new IavlError("IO_ERROR", `the prune thread failed: ${e.message}`, { cause: e });
-    // Automatic prunes stop with the thread: say so once, as for any automatic prune that failed.
     this.auto?.onError(err);
     this.failAll(err);
   }
@@ -207,16 +250,19 @@ export class Pruner {
 
   /**
    * Stops pruning: a running prune ends at its next step boundary (running it again later is safe), and prunes still
-   * waiting reject with `CLOSED`. Returns once no step holds a connection to the file, so that the store's lock can
-   * be released with nothing left writing; each step is short (bounded transactions), so this waits as long as it
-   * takes rather than release the lock under a thread that still writes.
+   * waiting reject with `CLOSED`. Returns once the running task ended (a task that starts later sees the stop before
+   * it opens anything), so that the store's lock can be released with nothing left writing; each step is short
+   * (bounded transactions), so this waits as long as it takes rather than release the lock under a thread that still
+   * writes. Then the pool is destroyed.
    */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.ch.close(WAKE, ACTIVE);
+    this.slots.set(STOP, 1);
+    for (let n = this.slots.get(ACTIVE); n > 0 && !this.gone; n = this.slots.get(ACTIVE)) this.slots.wait(ACTIVE, n, 100);
     this.failAll(new IavlError("CLOSED", "the store was closed before the prune ended; it is safe to run it again"));
     this.port.close();
-    // The thread holds nothing now and leaves its loop at the stop; its exit need not be waited for.
+    // The thread holds nothing now; its end need not be waited for.
+    void this.pool.destroy();
   }
 }
