@@ -1,7 +1,7 @@
 /**
  * A script that opens a store and never calls close() must exit by itself once its work is done: the threads the
- * library keeps (prune, WAL checkpointer, async writer) hold the process open only while a caller waits on them or
- * a committed version is still in flight. Each case runs a real child process (fixtures/no-close.ts) and waits for
+ * library keeps (prune, WAL checkpointer, async writer) hold the process open only while a caller waits on them, a
+ * prune runs or a committed version is still in flight. Each case runs a real child process (fixtures/no-close.ts) and waits for
  * its exit, however long it takes (the test's timeout is the only bound), then reopens what it left.
  */
 import { fileURLToPath } from "node:url";
@@ -46,6 +46,17 @@ describe("a script that never closes its store exits by itself", () => {
   it("after automatic prunes (keepRecent)", async () => {
     const { dir, lines } = await runToExit("keep");
     expect(lines).toEqual(["committed 60, kept from 56"]);
+    const t = Tree.open(dir);
+    expect(t.version).toBe(60);
+    expect(t.versions()).toEqual([56, 57, 58, 59, 60]);
+    expect(toHex(t.hash)).toBe(modelHash(60));
+    t.close();
+  }, 120_000);
+
+  it("while automatic prunes run, once they are done, with the newest target reached", async () => {
+    const { dir, lines } = await runToExit("keep-ending");
+    expect(lines).toEqual(["committed 60"]);
+    // A running prune holds the process open until no work is left: the last target asked (60 - 5) was reached.
     const t = Tree.open(dir);
     expect(t.version).toBe(60);
     expect(t.versions()).toEqual([56, 57, 58, 59, 60]);
