@@ -23,6 +23,13 @@ export interface Backend extends WorkingStore {
    * frees each once no version it keeps holds it.
    */
   commit(c: CommitInput): void;
+  /**
+   * Opens a group: the versions committed until {@link endGroup} land together (one transaction on disk), and none of
+   * them is durable before it.
+   */
+  beginGroup(): void;
+  /** Ends the group: its versions land (`land`), or none of them does and the backend must not be used again. */
+  endGroup(land: boolean): void;
   /** A view of committed `version` (at most the last committed); `alive` throws once the tree closed. */
   view(version: number, alive: () => void): ReadonlyTree;
   /** The net changes that made committed `version`, in key order (see {@link Tree.changes}). */

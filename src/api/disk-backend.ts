@@ -30,6 +30,8 @@ export class DiskBackend implements Backend {
   /** The newest automatic prune target asked of the pruner. */
   private autoAsked = 0;
   private closed = false;
+  /** While a group is open: the last version committed in it (0: none yet). */
+  private grouped: number | undefined;
 
   private constructor(
     private readonly folder: OpenFolder,
@@ -102,7 +104,21 @@ export class DiskBackend implements Backend {
 
   commit(c: CommitInput): void {
     this.set.commit(c);
-    this.autoPrune(c.version);
+    // A prune of a group's versions waits for them to land: the prune thread's connection cannot see them before.
+    if (this.grouped !== undefined) this.grouped = c.version;
+    else this.autoPrune(c.version);
+  }
+
+  beginGroup(): void {
+    this.set.beginGroup();
+    this.grouped = 0;
+  }
+
+  endGroup(land: boolean): void {
+    const last = this.grouped ?? 0;
+    this.grouped = undefined;
+    this.set.endGroup(land);
+    if (land && last > 0) this.autoPrune(last);
   }
 
   view(version: number, alive: () => void): ReadonlyTree {

@@ -44,6 +44,11 @@ export class MemoryBackend implements Backend {
     throw new Error("iavlite: the memory backend reads through the tree");
   }
 
+  /** Nothing to group: a version in memory is whole once committed. */
+  beginGroup(): void {}
+
+  endGroup(): void {}
+
   commit(c: CommitInput): void {
     this.roots.set(c.version, c.root);
     if (c.orphans.length > 0) this.orphans.set(c.version, c.orphans);

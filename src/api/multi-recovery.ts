@@ -1,8 +1,9 @@
 /**
  * Opening a multi-store folder for writing: what a crash or an interrupted folder rollback left is reconciled with
- * the commit marker before any store opens. Stores that reached an interrupted version are rolled back to the last
- * whole one (or, when every store reached it, the marker is completed); a lost marker is rebuilt from the stores when
- * they agree; anything else is refused, naming each store and its version, since nothing is deleted on a guess.
+ * the commit marker before any store opens. Stores that reached an interrupted version (the last of a group of
+ * versions, which land together) are rolled back to the last whole one (or, when every store reached it, the marker
+ * is completed); a lost marker is rebuilt from the stores when they agree; anything else is refused, naming each
+ * store and its version, since nothing is deleted on a guess.
  * @module
  */
 import { existsSync, mkdirSync, statSync } from "node:fs";
@@ -117,11 +118,12 @@ function recover(
   const behind = started.filter((n) => latest(n) < whole);
   if (behind.length > 0) refuse(`the stores must be at the last whole version ${whole}`);
   if (ahead.length === 0) return { whole, rollbackTo: undefined };
-  // Only the version a crash interrupted may be ahead: anything else contradicts the marker.
-  if (pending !== whole + 1 || ahead.some((n) => latest(n) !== pending)) refuse(`the stores are ahead of the last whole version ${whole}`);
+  // Only the version a crash interrupted may be ahead (the last of a group: MultiTree.group), and a store ahead is at
+  // it; anything else contradicts the marker.
+  if (pending === undefined || pending <= whole || ahead.some((n) => latest(n) !== pending)) refuse(`the stores are ahead of the last whole version ${whole}`);
   if (ahead.length === names.length) {
-    // Every store committed it: only the marker's completion was lost.
-    const rows = commonVersions(names, held).filter((r) => r.version === pending);
+    // Every store committed it (and a group's versions before it): only the marker's completion was lost.
+    const rows = commonVersions(names, held).filter((r) => r.version > whole && r.version <= pending);
     marker.rebuild(rows);
     return { whole: pending, rollbackTo: undefined };
   }

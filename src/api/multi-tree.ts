@@ -17,6 +17,7 @@ import type { PruneResult } from "../prune/pruner.js";
 import type { PruneOptions } from "./backend.js";
 import { commitInfoHash } from "./commit-info.js";
 import { MultiReader } from "./multi-reader.js";
+import type { MarkerRow } from "./multi-versions.js";
 import { multiOptionsSchema, type MultiReadOptions, type MultiTreeOptions } from "./multi-options.js";
 import { openFolder } from "./multi-recovery.js";
 import { rollbackFolder, type MultiRollback } from "./multi-rollback.js";
@@ -35,6 +36,8 @@ export interface MultiCommitResult {
 export class MultiTree {
   private closed = false;
   private failed: unknown;
+  /** While a group is open: the version it began at, and the app hash of each version committed in it since. */
+  private grouping: { from: number; rows: MarkerRow[] } | undefined;
 
   private constructor(
     private readonly marker: CommitMarker,
@@ -116,15 +119,18 @@ export class MultiTree {
     this.ensureOpen();
     const version = this.lastVersion + 1;
     const hashes = new Map<string, Uint8Array>();
+    const g = this.grouping;
     try {
-      this.marker.begin(version);
+      // In a group the marker is written when the group lands.
+      if (g === undefined) this.marker.begin(version);
       for (const [name, t] of this.trees) {
         const c = t.commit();
         if (c.version !== version) throw new IavlError("CORRUPT", `store ${name} committed version ${c.version}, expected ${version}`);
         hashes.set(name, c.hash);
       }
       const appHash = commitInfoHash(hashes);
-      this.marker.complete(version, appHash);
+      if (g === undefined) this.marker.complete(version, appHash);
+      else g.rows.push({ version, appHash });
       this.lastVersion = version;
       return { version, hashes, appHash };
     } catch (e) {
@@ -134,11 +140,67 @@ export class MultiTree {
     }
   }
 
+  /**
+   * Runs `fn` and lands the versions it commits together, as {@link Tree.group} does for one store: every store's in
+   * one SQLite transaction of its own, and the marker's rows after them. Before any store lands, the marker records
+   * the group's last version as begun, so that reopening after a crash part-way knows every store is either at it
+   * or at the version the group began at, and completes the marker or rolls them back. Once `group` returns, or
+   * throws what `fn` threw, every version `fn` committed is whole and durable; a commit in `fn` that fails drops the
+   * whole group (reopen, as after any failed commit, to continue from the version the group began at).
+   */
+  group<T>(fn: () => T): T {
+    this.ensureOpen();
+    if (this.grouping !== undefined) throw new IavlError("INVALID_ARGUMENT", "a group of commits is already open on this multi-store");
+    const opened: Tree[] = [];
+    try {
+      for (const t of this.trees.values()) {
+        t.beginGroup();
+        opened.push(t);
+      }
+    } catch (e) {
+      for (const t of opened) t.endGroup(true);
+      throw e;
+    }
+    this.grouping = { from: this.lastVersion, rows: [] };
+    let out: T;
+    try {
+      out = fn();
+    } catch (e) {
+      this.land();
+      throw e;
+    }
+    this.land();
+    return out;
+  }
+
+  /** Ends the open group: lands its versions in every store and then in the marker, or drops them all after a failure. */
+  private land(): void {
+    const g = this.grouping!;
+    this.grouping = undefined;
+    const trees = [...this.trees.values()];
+    if (this.failed !== undefined || g.rows.length === 0) {
+      for (const t of trees) t.endGroup(this.failed !== undefined);
+      return;
+    }
+    const last = this.lastVersion;
+    let next = 0;
+    try {
+      this.marker.begin(last);
+      for (; next < trees.length; next++) trees[next]!.endGroup();
+      this.marker.completeAll(g.rows);
+    } catch (e) {
+      // Stores at the group's end and at its start: reopening brings them back to the start (or completes the marker).
+      this.failed = e;
+      for (const t of trees.slice(next)) t.endGroup(true);
+      throw e;
+    }
+  }
+
   /** The app hash recorded for committed `version`. */
   appHashAt(version: number): Uint8Array {
     this.ensureOpen();
     checkVersion(version);
-    const h = this.marker.appHashAt(version);
+    const h = this.grouping?.rows.find((r) => r.version === version)?.appHash ?? this.marker.appHashAt(version);
     if (h === undefined) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed by this multi-store`);
     return h;
   }

@@ -29,6 +29,10 @@ export class Tree {
   private readonly backend: Backend;
   private readonly state: WorkingTree;
   private closed = false;
+  /** While a group is open: the version it began at, and the failure of a commit in it, if one failed. */
+  private grouping: { from: number; failed: unknown } | undefined;
+  /** Why the tree refuses every call but `close`: a group whose versions did not land. */
+  private broken: IavlError | undefined;
 
   /** @internal Use {@link Tree.memory} or `Tree.open`. */
   constructor({ backend, initialVersion }: Opened) {
@@ -142,10 +146,67 @@ export class Tree {
   /** Commits the working state as the next version. Nothing changes when the store refuses the write. */
   commit(): CommitResult {
     this.ensureOpen();
+    const g = this.grouping;
+    if (g?.failed !== undefined) throw new IavlError("CORRUPT", `a commit of this group failed (${(g.failed as Error).message}): the group lands nothing`);
     const c = this.state.next();
-    this.backend.commit(c);
+    try {
+      this.backend.commit(c);
+    } catch (e) {
+      if (g !== undefined) g.failed = e;
+      throw e;
+    }
     this.state.committedAs(c);
     return { version: c.version, hash: digestBytes(c.hash) };
+  }
+
+  /**
+   * Runs `fn` and lands the versions it commits together: on disk in one SQLite transaction (durability "normal" or
+   * "full"; "async" lands versions in the background anyway), so that a page several of them change is written once.
+   * While `fn` runs they are this tree's (its reads and views see them) but no other connection's, and a crash loses
+   * them all; once `group` returns, or throws what `fn` threw, every version `fn` committed is durable. A commit in
+   * `fn` that fails drops the whole group: the tree then refuses every call but `close` with `CORRUPT`, and reopening
+   * it continues from the version the group began at. Groups do not nest.
+   */
+  group<T>(fn: () => T): T {
+    this.beginGroup();
+    let out: T;
+    try {
+      out = fn();
+    } catch (e) {
+      this.endGroup();
+      throw e;
+    }
+    this.endGroup();
+    return out;
+  }
+
+  /** @internal Opens a group (see {@link Tree.group}): a multi-store opens one on each of its trees. */
+  beginGroup(): void {
+    this.ensureOpen();
+    if (this.grouping !== undefined) throw new IavlError("INVALID_ARGUMENT", "a group of commits is already open on this tree");
+    this.backend.beginGroup();
+    this.grouping = { from: this.state.version, failed: undefined };
+  }
+
+  /**
+   * @internal Ends the group {@link Tree.beginGroup} opened: its versions land, unless `drop` is set or a commit in it
+   * failed, and then none of them does. Throws what failed the landing; either way a tree whose versions did not all
+   * land is broken from then on.
+   */
+  endGroup(drop = false): void {
+    const g = this.grouping;
+    if (g === undefined || this.closed) return;
+    this.grouping = undefined;
+    const land = !drop && g.failed === undefined;
+    const lost = (why: unknown): IavlError =>
+      new IavlError("CORRUPT", `versions ${g.from + 1}–${this.state.version} of a group did not land (${(why as Error).message}); reopen the store to continue from version ${g.from}`);
+    try {
+      this.backend.endGroup(land);
+    } catch (e) {
+      this.broken = lost(e);
+      throw e;
+    }
+    if (!land && this.state.version > g.from) this.broken = lost(g.failed ?? new Error("the group was dropped"));
   }
 
   /** A read-only view of committed `version`. */
@@ -233,5 +294,6 @@ export class Tree {
 
   private ensureOpen(): void {
     if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
+    if (this.broken !== undefined) throw this.broken;
   }
 }

@@ -18,12 +18,22 @@ export class WriteTurn {
 
   /** Runs `write`, an owner's write, with background writers held back from starting theirs meanwhile. */
   owner<T>(write: () => T): T {
-    Atomics.add(this.count, 0, 1);
+    this.enter();
     try {
       return write();
     } finally {
-      if (Atomics.sub(this.count, 0, 1) === 1) Atomics.notify(this.count, 0);
+      this.leave();
     }
+  }
+
+  /** Holds background writers back until {@link leave}: an owner's writes that span several calls (a group of commits). */
+  enter(): void {
+    Atomics.add(this.count, 0, 1);
+  }
+
+  /** Ends what {@link enter} began. */
+  leave(): void {
+    if (Atomics.sub(this.count, 0, 1) === 1) Atomics.notify(this.count, 0);
   }
 
   /**

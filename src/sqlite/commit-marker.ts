@@ -77,6 +77,16 @@ export class CommitMarker {
     retryBusy(this.db, `completing version ${version}`, () => this.db.prepare("INSERT OR REPLACE INTO commits (version, app_hash) VALUES (?, ?)").run(version, appHash));
   }
 
+  /** Records that every store committed the versions of `rows` (a group's), in one transaction. */
+  completeAll(rows: ReadonlyArray<{ version: number; appHash: Uint8Array }>): void {
+    const ins = this.db.prepare("INSERT OR REPLACE INTO commits (version, app_hash) VALUES (?, ?)");
+    retryBusy(this.db, `completing versions ${rows[0]?.version}–${rows[rows.length - 1]?.version}`, () =>
+      this.db.transaction(() => {
+        for (const r of rows) ins.run(r.version, r.appHash);
+      }).immediate(),
+    );
+  }
+
   /** Forgets a version begun and never completed (after its stores were rolled back). */
   abandon(version: number): void {
     this.db.prepare("DELETE FROM commits WHERE version = ? AND app_hash IS NULL").run(version);

@@ -1,5 +1,6 @@
 /**
- * The writer's side of a store file: one transaction per version, and the rows of an import.
+ * The writer's side of a store file: one transaction per version (or one for a group of versions), and the rows of an
+ * import.
  * @module
  */
 import { IavlError } from "../base/errors.js";
@@ -10,7 +11,7 @@ import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, 
 import { StoreReader } from "./store-reader.js";
 import { insertOrphans } from "./orphaned-branches.js";
 import { insertPage } from "./page-rows.js";
-import { writeTransaction } from "./write-errors.js";
+import { retryBusy, writeTransaction } from "./write-errors.js";
 
 /** The compacted generation an import writes every branch into, whatever version range the nodes span. */
 const IMPORT_GEN = 1;
@@ -38,6 +39,34 @@ export class StoreWriter {
   /** Records the shard size of a new store (a store keeps the one it was created with). */
   static init(db: Connection, shardSize: number): void {
     initMeta(db, "shard_size", shardSize);
+  }
+
+  /**
+   * Opens a group: the versions written until {@link endGroup} go into one transaction, each in a savepoint of it, so
+   * that a page several of them change reaches the WAL once. Until then none of them is durable, nor seen by another
+   * connection.
+   */
+  beginGroup(): void {
+    retryBusy(this.db, "beginning a group of versions", () => this.db.exec("BEGIN IMMEDIATE"));
+  }
+
+  /** Ends the group {@link beginGroup} opened: its versions land together (`land`), or none of them does. */
+  endGroup(land: boolean): void {
+    if (!this.db.inTransaction) {
+      // SQLite rolls a transaction back by itself after some failures (a full disk, an I/O error).
+      if (land) throw new IavlError("IO_ERROR", "a group of versions was lost before it landed: SQLite rolled its transaction back");
+      return;
+    }
+    if (!land) {
+      this.db.exec("ROLLBACK");
+      return;
+    }
+    try {
+      retryBusy(this.db, "landing a group of versions", () => this.db.exec("COMMIT"));
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      throw e;
+    }
   }
 
   /** Writes one version atomically: its leaves rows, its operations, branches (at a checkpoint) and, last, its commit row. */

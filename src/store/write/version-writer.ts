@@ -45,6 +45,8 @@ export class VersionWriter {
   /** The id the next page row gets. */
   private nextPage: number;
   private readonly turn: WriteTurn;
+  /** True while a group of versions is open (see {@link beginGroup}). */
+  private grouped = false;
 
   constructor(
     private readonly store: StoreWriter,
@@ -86,10 +88,12 @@ export class VersionWriter {
       else {
         const wal = this.walOf();
         this.turn.owner(() => {
-          if (wal !== undefined) boundWal(this.store.db, this.file, wal.framesLeft);
+          // In a group the WAL was bounded when it began: no checkpoint can run inside its transaction.
+          if (wal !== undefined && !this.grouped) boundWal(this.store.db, this.file, wal.framesLeft);
           this.store.writeVersion(rows.write);
         });
-        wal?.committed();
+        if (!this.grouped) wal?.committed();
+        // In a group too: the rows are read back through this connection, which sees its own transaction.
         this.values.landed(c.version);
       }
     } catch (e) {
@@ -98,6 +102,37 @@ export class VersionWriter {
     }
     this.nextLeaf += rows.write.leaves.length;
     this.nextPage += rows.pagesUsed;
+  }
+
+  /**
+   * Opens a group: the versions written until {@link endGroup} land in one transaction (inline writes only; the
+   * writer thread of durability "async" lands versions as they come). Background writers wait meanwhile, as for one
+   * commit.
+   */
+  beginGroup(): void {
+    if (this.queue !== undefined) return;
+    const wal = this.walOf();
+    this.turn.enter();
+    try {
+      if (wal !== undefined) boundWal(this.store.db, this.file, wal.framesLeft);
+      this.store.beginGroup();
+    } catch (e) {
+      this.turn.leave();
+      throw e;
+    }
+    this.grouped = true;
+  }
+
+  /** Lands the group's versions (`land`) or drops them; see {@link StoreWriter.endGroup}. */
+  endGroup(land: boolean): void {
+    if (!this.grouped) return;
+    this.grouped = false;
+    try {
+      this.store.endGroup(land);
+    } finally {
+      this.turn.leave();
+    }
+    if (land) this.wal?.committed();
   }
 
   /** Makes stored `version`, whose tree is `root` (not empty), a checkpoint; false, with nothing changed, when it cannot. */

@@ -100,6 +100,16 @@ export class WorkingSet {
     if (over && this.writer.landed(c.version) && this.budget.evict(t, c.root)) this.schedule.askNext();
   }
 
+  /** Opens a group of commits that land together (see {@link VersionWriter.beginGroup}). */
+  beginGroup(): void {
+    this.writer.beginGroup();
+  }
+
+  /** Lands the group's versions (`land`) or drops them. */
+  endGroup(land: boolean): void {
+    this.writer.endGroup(land);
+  }
+
   /** Resolves when every committed version is on disk. */
   async flush(): Promise<void> {
     await this.writer.queue?.flush();
