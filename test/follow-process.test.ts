@@ -149,8 +149,11 @@ describe("iavlite follow beside a writer, its service and the replica's service"
     const apps = new Map(writer.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { v: number; app: string }).map((x) => [x.v, x.app]));
     const status = JSON.parse((await query(mirror.url, "/v1/status")).text) as { latest: number; appHash: string };
     expect([status.latest, status.appHash]).toEqual([last, apps.get(last)]);
-    // Each process committed versions one after another, none twice.
+    // Each process committed versions one after another, none twice; a version printed was durable (many land in
+    // one transaction): the process after a kill went on past it.
     for (const r of runs) expect(r.every((v, i) => i === 0 || v > r[i - 1]!)).toBe(true);
+    const printed = runs.filter((r) => r.length > 0);
+    for (let i = 1; i < printed.length; i++) expect(printed[i]![0]).toBeGreaterThan(printed[i - 1]!.at(-1)!);
     expect(runs.flat().length).toBeGreaterThan(20);
     expect(stats.sameWhileWriting).toBeGreaterThan(15);
     expect([stats.followerKills, stats.sourceKills]).toEqual([2, 2]);

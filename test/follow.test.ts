@@ -142,34 +142,154 @@ describe("follow", () => {
   }, 240_000);
 });
 
+describe("follow, behind its source", () => {
+  it("applies the versions read ahead many to one transaction, each hash-checked, and tells of them once they landed", async () => {
+    const src = tempDir();
+    const w = MultiTree.open(src, { stores: ["bank", "staking"] });
+    const commit = (): string => {
+      const v = w.version + 1;
+      randomVersion(w.tree("bank"), v * 10);
+      randomVersion(w.tree("staking"), v * 10 + 1);
+      return toHex(w.commit().appHash);
+    };
+    commit();
+    const service = await startServer(src, { port: 0 });
+    const dir = `${tempDir()}/replica`;
+    try {
+      // From the snapshot of version 1, then version 2.
+      const onNote = (n: string): void => void (n.includes("snapshot of version 1") && commit());
+      expect(await followUntil(service.url, dir, (v) => v === 2, { onNote })).toBe(2);
+      // A backlog of 119 versions.
+      const apps = [""];
+      for (let v = 3; v <= 121; v++) apps[v] = commit();
+      // Versions told of in one synchronous run are a group; another connection sees its last one when told of its first.
+      const groups: Array<{ versions: number[]; seen: number }> = [];
+      let open: { versions: number[]; seen: number } | undefined;
+      const reader = MultiTree.openReadOnly(dir);
+      expect(
+        await followUntil(service.url, dir, (v) => v === 121, {
+          onVersion: (v) => {
+            if (open === undefined) {
+              groups.push((open = { versions: [], seen: reader.refresh() }));
+              queueMicrotask(() => (open = undefined));
+            }
+            open.versions.push(v);
+          },
+        }),
+      ).toBe(121);
+      reader.close();
+      expect(groups.flatMap((g) => g.versions)).toEqual(Array.from({ length: 119 }, (_, i) => i + 3));
+      for (const g of groups) expect(g.seen).toBe(g.versions.at(-1));
+      expect(groups.length).toBeLessThan(119);
+      const m = MultiTree.openReadOnly(dir);
+      for (let v = 3; v <= 121; v++) expect(toHex(m.appHashAt(v)!), `version ${v}`).toBe(apps[v]);
+      m.close();
+    } finally {
+      await service.close();
+      w.close();
+    }
+  });
+});
+
 describe("follow, when the source's history is not the replica's", () => {
-  /** Commits versions 1–8 to `t`: the same keys and values up to 4, then values that carry `salt`. */
-  const eight = (t: Tree, salt: string): Tree => {
-    for (let v = 1; v <= 8; v++) {
-      t.set(b(`k${v}`), b(v <= 4 ? `same${v}` : `${salt}${v}`));
+  /** Commits versions 1–`n` to `t`: the same keys and values up to `same`, then values that carry `salt`. */
+  const eight = (t: Tree, salt: string, n = 8, same = 4): Tree => {
+    for (let v = t.version + 1; v <= n; v++) {
+      t.set(b(`k${v}`), b(v <= same ? `same${v}` : `${salt}${v}`));
       t.commit();
     }
     return t;
   };
 
-  it("stops with CORRUPT when the source's version is another than the replica's", async () => {
+  /** The replica's version and root hash. */
+  const stateOf = (dir: string): [number, string] => {
+    const r = Tree.openReadOnly(dir);
+    try {
+      return [r.version, toHex(r.hash)];
+    } finally {
+      r.close();
+    }
+  };
+
+  /** What `follow` throws for the replica in `dir` of the service `url` (and the notes it gave before). */
+  const refusal = async (url: string, dir: string, notes: string[] = []): Promise<Error> => {
+    const err = await follow(url, dir, { waitMs: 50, onNote: (n) => notes.push(n) }).catch((e: unknown) => e);
+    expect(isIavlError(err, "CORRUPT"), String(err)).toBe(true);
+    return err as Error;
+  };
+
+  const diverged = (at: number, shared: number, dir: string, url: string): RegExp =>
+    new RegExp(
+      `^the source's history is not this replica's: at version ${at} the source's root hash is [0-9a-f]{64} and this replica's is [0-9a-f]{64}; ` +
+        `the last version both hold with the same root hash is ${shared}, and the replica was left as it is\\. ` +
+        `To follow this source from there: iavlite rollback ${dir} --to ${shared} --yes, then iavlite follow ${url} ${dir}$`,
+    );
+
+  it("stops with CORRUPT naming the last version both share, at once, beside or ahead of the source; the replica untouched", async () => {
     const [a, other] = [tempDir(), `${tempDir()}/replica`];
-    eight(Tree.open(a), "a").close();
+    const w = eight(Tree.open(a), "a");
     eight(Tree.open(other), "b").close();
+    const before = stateOf(other);
     const service = await startServer(a, { port: 0 });
     try {
-      const err = await follow(service.url, other, { waitMs: 50 }).catch((e: unknown) => e);
-      expect(isIavlError(err, "CORRUPT")).toBe(true);
-      expect((err as Error).message).toMatch(/^at version 8 the root hash of .* here is [0-9a-f]{64} and the source's is [0-9a-f]{64}: the replica stopped at its last good version$/);
+      // Beside: both at 8.
+      expect((await refusal(service.url, other)).message).toMatch(diverged(8, 4, other, service.url));
+      expect(stateOf(other)).toEqual(before);
+      // Ahead of a source rolled back to 2 that committed another history up to 6: compared at the source's latest.
+      w.close();
+      Tree.rollback(a, 2);
+      const again = eight(Tree.open(a), "c", 6, 2);
+      try {
+        expect((await refusal(service.url, other)).message).toMatch(diverged(6, 2, other, service.url));
+        expect(stateOf(other)).toEqual(before);
+      } finally {
+        again.close();
+      }
     } finally {
       await service.close();
     }
-    const r = Tree.openReadOnly(other);
-    expect(r.version).toBe(8);
-    r.close();
   });
 
-  it("commits nothing of a version whose operations do not make the source's hash", async () => {
+  it("waits for a source behind whose version agrees, and stops at the first poll that shows another history", async () => {
+    const [a, other] = [tempDir(), `${tempDir()}/replica`];
+    const w = eight(Tree.open(a), "a", 3);
+    eight(Tree.open(other), "b").close();
+    const service = await startServer(a, { port: 0 });
+    try {
+      const notes: string[] = [];
+      const err = await follow(service.url, other, {
+        waitMs: 50,
+        onNote: (n) => {
+          notes.push(n);
+          // Told it waits for the source, at 3: the source commits version 4 of another history.
+          if (n.startsWith("the source is at version 3")) eight(w, "z", 4, 3);
+        },
+      }).catch((e: unknown) => e);
+      expect(isIavlError(err, "CORRUPT"), String(err)).toBe(true);
+      expect(notes).toEqual(["the source is at version 3, behind this replica's 8: waiting for it to commit version 9"]);
+      expect((err as Error).message).toMatch(diverged(4, 3, other, service.url));
+    } finally {
+      await service.close();
+      w.close();
+    }
+    expect(stateOf(other)[0]).toBe(8);
+  });
+
+  it("names no version when none both hold agrees, and says to start again from a snapshot", async () => {
+    const [a, other] = [tempDir(), `${tempDir()}/replica`];
+    eight(Tree.open(a), "a", 8, 0).close();
+    eight(Tree.open(other), "b", 8, 0).close();
+    const service = await startServer(a, { port: 0 });
+    try {
+      expect((await refusal(service.url, other)).message).toMatch(
+        new RegExp(`and no earlier version both hold agrees \\(the oldest both hold, 1\\); the replica was left as it is\\. To follow this source, start the replica again from its snapshot: move ${other} away, then run iavlite follow ${service.url} ${other}$`),
+      );
+    } finally {
+      await service.close();
+    }
+  });
+
+  it("commits nothing of a version whose operations do not make the source's hash, and lands the versions before it", async () => {
     const src = tempDir();
     const w = eight(Tree.open(src), "a");
     const replica = `${tempDir()}/replica`;
@@ -179,26 +299,31 @@ describe("follow, when the source's history is not the replica's", () => {
     const proxy = http.createServer((req, res) => {
       void fetch(`${service.url}${req.url}`).then(async (up) => {
         let body = Buffer.from(await up.arrayBuffer());
-        if (req.url!.startsWith("/v1/ops")) body = Buffer.from(body.toString("latin1").replaceAll("right9", "wrong9"), "latin1");
+        if (req.url!.startsWith("/v1/ops")) body = Buffer.from(body.toString("latin1").replaceAll("right12", "wrong12"), "latin1");
         res.writeHead(up.status, Object.fromEntries([...up.headers].filter(([k]) => k !== "content-length" && k !== "transfer-encoding")));
         res.end(body);
       });
     });
     await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
     try {
-      w.set(b("k9"), b("right9"));
-      w.commit();
+      // Versions 9–14 come in one answer (the proxy gathers it), and are applied in one group: 12 is wrong.
+      for (let v = 9; v <= 14; v++) {
+        w.set(b(`k${v}`), b(`right${v}`));
+        w.commit();
+      }
       const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-      const err = await follow(url, replica, { waitMs: 50 }).catch((e: unknown) => e);
+      const versions: number[] = [];
+      const err = await follow(url, replica, { waitMs: 50, onVersion: (v) => versions.push(v) }).catch((e: unknown) => e);
       expect(isIavlError(err, "CORRUPT")).toBe(true);
-      expect((err as Error).message).toMatch(/^at version 9 the root hash/);
+      expect((err as Error).message).toMatch(/^at version 12 the root hash of .* here is [0-9a-f]{64} and the source's is [0-9a-f]{64}: the replica stopped at its last good version$/);
+      expect(versions).toEqual([9, 10, 11]);
     } finally {
       proxy.close();
       await service.close();
       w.close();
     }
     const r = Tree.openReadOnly(replica);
-    expect([r.version, r.get(b("k9"))]).toEqual([8, undefined]);
+    expect([r.version, r.get(b("k11")), r.get(b("k12"))]).toEqual([11, b("right11"), undefined]);
     r.close();
   });
 });

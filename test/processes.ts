@@ -36,7 +36,10 @@ export class Proc {
       this.lines.push(...parts);
       this.waiters.splice(0).forEach((w) => w());
     });
-    p.stderr!.on("data", (d: Buffer) => (this.stderr += d.toString()));
+    p.stderr!.on("data", (d: Buffer) => {
+      this.stderr += d.toString();
+      this.waiters.splice(0).forEach((w) => w());
+    });
     // "close", not "exit": by then every line the child printed has been read.
     this.exited = new Promise((resolve) =>
       p.on("close", (code, signal) => {
@@ -62,6 +65,23 @@ export class Proc {
       if (this.closed) {
         throw new Error(`no line ${re} (exit ${this.p.exitCode ?? this.p.signalCode}): ${this.stderr}`);
       }
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+
+  /**
+   * Resolves with the first whole line of stderr at index `from` or later that matches `re`, as {@link line} does for
+   * stdout (a note of a command, say).
+   */
+  async errLine(re: RegExp, from = 0): Promise<RegExpMatchArray> {
+    for (;;) {
+      const lines = this.stderr.split("\n");
+      if (!this.closed) lines.pop();
+      for (const l of lines.slice(from)) {
+        const m = re.exec(l);
+        if (m !== null) return m;
+      }
+      if (this.closed) throw new Error(`no stderr line ${re} (exit ${this.p.exitCode ?? this.p.signalCode}): ${this.stderr}`);
       await new Promise<void>((r) => this.waiters.push(r));
     }
   }

@@ -126,11 +126,14 @@ function report(e: unknown): { status: number; code?: string; message: string } 
   return { status: 1, code: "INTERNAL", message };
 }
 
-/** Commander's message; a bad value's becomes `--refresh-ms must be …`, as the other usage errors read (see format.ts's parsers). */
+/** Commander's message; a bad value's becomes `--refresh-ms must be …` (or `<url>: …`), as the other usage errors read (see format.ts's parsers). */
 function commanderMessage(e: CommanderError): string {
   const m = e.message.replace(/^error: /, "");
   const bad = m.match(/^option '(?:-\w, )?(--[\w-]+)[^']*' argument '.*' is invalid\. (.*)$/s);
-  return bad === null ? m : `${bad[1]} ${bad[2]}`;
+  if (bad !== null) return `${bad[1]} ${bad[2]}`;
+  // An argument's parser names the value itself (follow's <url>).
+  const arg = m.match(/^command-argument value '.*' is invalid for argument '([\w-]+)'\. (.*)$/s);
+  return arg === null ? m : `<${arg[1]}>: ${arg[2]}`;
 }
 
 /** The version in the package's package.json (the same from src/ under tsx and from dist/ installed). */

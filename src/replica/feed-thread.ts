@@ -2,7 +2,8 @@
  * The thread that reads a replica's feed (`GET /v1/ops` of every store) from a version on, as long as its owner wants:
  * fetching, gathering frames and long-polling off the replica's main thread, which only applies and commits. Each
  * version's frames (one per store, in the owner's order) move to the owner undecoded, at most `AHEAD_BYTES` ahead of
- * what it consumed; a failure is posted as its code and message, and ends the thread.
+ * what it consumed; a long poll that ends with nothing newer is posted as the source's latest version, so that the
+ * owner can compare that version with its own; a failure is posted as its code and message, and ends the thread.
  * @module
  */
 import { parentPort, workerData } from "node:worker_threads";
@@ -16,7 +17,9 @@ async function run(d: FeedThreadData, end: ThreadEnd, port: NonNullable<typeof p
   let next = d.from;
   let sent = 0;
   while (!end.stopping) {
-    const feeds = await Promise.all(d.names.map((n) => source.feed(n, next, d.batch, d.waitMs)));
+    const answers = await Promise.all(d.names.map((n) => source.feed(n, next, d.batch, d.waitMs)));
+    const feeds = answers.map((a) => a.frames);
+    const from = next;
     try {
       for (;;) {
         const got = await Promise.all(feeds.map((f) => f.next()));
@@ -33,6 +36,8 @@ async function run(d: FeedThreadData, end: ThreadEnd, port: NonNullable<typeof p
     } finally {
       await Promise.all(feeds.map((f) => f.return(undefined)));
     }
+    const latest = Math.min(...answers.map((a) => a.latest));
+    if (next === from && latest < from && !end.stopping) port.postMessage({ idle: latest } satisfies FeedMessage);
   }
 }
 

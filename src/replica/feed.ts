@@ -1,6 +1,7 @@
 /**
- * The owner's end of the feed thread (feed-thread.ts): the versions it reads, decoded, one at a time, each counted
- * as consumed so that the thread reads on; the thread's failure thrown as the `IavlError` it named.
+ * The owner's end of the feed thread (feed-thread.ts): the versions it has read, decoded, as many as are there at
+ * once (within bounds), each counted as consumed so that the thread reads on; the source's latest version when it has
+ * nothing newer; the thread's failure thrown as the `IavlError` it named.
  * @module
  */
 import { IavlError, type ErrorCode } from "../base/errors.js";
@@ -16,8 +17,14 @@ export interface FeedThreadData {
   waitMs: number;
 }
 
-/** A message of the thread: a version's frames, or the failure that ended it. */
-export type FeedMessage = { frames: Uint8Array[] } | { error: { code: string; message: string } };
+/**
+ * A message of the thread: a version's frames, the source's latest version when a long poll ended with nothing newer,
+ * or the failure that ended the thread.
+ */
+export type FeedMessage = { frames: Uint8Array[] } | { idle: number } | { error: { code: string; message: string } };
+
+/** What {@link Feed.take} gives: versions (each by store name), or, when there are none, the source's latest version. */
+export type Taken = { versions: Array<Map<string, FeedVersion>>; idle?: undefined } | { versions: []; idle: number };
 
 /** Slot: the bytes of the versions the owner has consumed. */
 export const CONSUMED = FIRST_SLOT;
@@ -50,19 +57,44 @@ export class Feed {
     this.channel.worker.ref();
   }
 
-  /** The next version's frames, by store name (in the order the feed was opened with). */
-  async next(): Promise<Map<string, FeedVersion>> {
+  /**
+   * The versions read so far, in order, each by store name: waits for the first, then takes those already there up
+   * to `maxVersions` and `maxBytes` of frames (one version at least). When a long poll ended with nothing newer
+   * instead, the source's latest version as `idle`. A failure of the thread is thrown once the versions read before
+   * it were taken.
+   */
+  async take(maxBytes: number, maxVersions: number): Promise<Taken> {
     for (;;) {
-      const m = this.inbox.shift();
-      if (m !== undefined) {
-        if ("error" in m) throw new IavlError(m.error.code as ErrorCode, m.error.message);
-        this.channel.slots.add(CONSUMED, m.frames.reduce((n, f) => n + f.length, 0));
-        return new Map(this.d.names.map((n, i) => [n, decodeFeedVersion(m.frames[i]!)]));
-      }
+      if (this.inbox.length > 0) return this.takeReady(maxBytes, maxVersions);
       if (this.failure !== undefined) throw this.failure;
       await new Promise<void>((r) => (this.wake = r));
       this.wake = undefined;
+      // Woken by the first message of those the thread posted while the owner was busy: the others come in the same
+      // turn of the event loop, one callback each, and are taken with it.
+      await new Promise<void>((r) => setImmediate(r));
     }
+  }
+
+  private takeReady(maxBytes: number, maxVersions: number): Taken {
+    const head = this.inbox[0]!;
+    if ("error" in head) throw new IavlError(head.error.code as ErrorCode, head.error.message);
+    if ("idle" in head) {
+      // Idle answers in a row say the same: the newest counts.
+      let idle = head.idle;
+      while (this.inbox[0] !== undefined && "idle" in this.inbox[0]) idle = (this.inbox.shift() as { idle: number }).idle;
+      return { versions: [], idle };
+    }
+    const versions: Array<Map<string, FeedVersion>> = [];
+    let bytes = 0;
+    for (let m = this.inbox[0]; m !== undefined && "frames" in m && versions.length < maxVersions && bytes < maxBytes; m = this.inbox[0]) {
+      this.inbox.shift();
+      const frames = m.frames;
+      const size = frames.reduce((n, f) => n + f.length, 0);
+      bytes += size;
+      this.channel.slots.add(CONSUMED, size);
+      versions.push(new Map(this.d.names.map((n, i) => [n, decodeFeedVersion(frames[i]!)])));
+    }
+    return { versions };
   }
 
   /** Stops the thread; what it read ahead is dropped. */

@@ -1,11 +1,12 @@
 /**
- * The replica's own store, plain or multi: it applies a version of the source's feed, and commits it only when every
- * store's root hash equals the source's for that version.
+ * The replica's own store, plain or multi: it applies versions of the source's feed, many to one transaction, and
+ * commits each only when every store's root hash (and the app hash) equals the source's for that version.
  * @module
  */
 import { equalBytes, toHex } from "../base/bytes.js";
-import { IavlError } from "../base/errors.js";
+import { IavlError, isIavlError } from "../base/errors.js";
 import type { FeedVersion } from "../sync/ops-wire.js";
+import { commitInfoHash } from "../api/commit-info.js";
 import { MultiTree } from "../api/multi-tree.js";
 import type { OpenOptions } from "../api/options.js";
 import { Tree } from "../api/tree.js";
@@ -34,39 +35,68 @@ export class LocalReplica {
     return this.plain?.version ?? this.multi!.version;
   }
 
-  /**
-   * Throws `CORRUPT` unless the last version committed here has the source's `hashes` for it: each store's root hash
-   * by name, and the app hash.
-   */
-  check(hashes: ReadonlyMap<string, VersionHashes>): void {
-    for (const [name, h] of hashes) this.same(this.version, `the root hash of ${name}`, this.tree(name).hash, h.hash);
-    if (this.multi !== undefined) this.same(this.version, "the app hash", this.multi.appHash, firstOf(hashes)?.appHash);
+  /** What identifies a version here and at the source: a multi-store's app hash, a plain store's root hash. */
+  get hashName(): string {
+    return this.plain === undefined ? "app hash" : "root hash";
+  }
+
+  /** The versions this replica holds, oldest first. */
+  versions(): number[] {
+    return this.plain?.versions() ?? this.multi!.tree(this.multi!.names[0]!).versions();
+  }
+
+  /** The {@link hashName} of `version` here, or undefined when this replica does not hold it. */
+  hashAt(version: number): Uint8Array | undefined {
+    try {
+      return this.plain?.at(version).hash ?? this.multi!.appHashAt(version);
+    } catch (e) {
+      if (isIavlError(e, "VERSION_PRUNED") || isIavlError(e, "VERSION_NOT_FOUND")) return undefined;
+      throw e;
+    }
   }
 
   /**
-   * Applies each store's operations of one version, checks every store's new root hash against the source's, and
-   * commits. On a mismatch nothing is committed and `CORRUPT` is thrown: the replica stays at its last good version.
+   * Applies `versions` (each the next one, every store's frames by name) in one group of commits (`Tree.group`), so
+   * that they land in one transaction. Each version's operations go into every store, each store's working hash is
+   * checked against the source's, then the app hash, and only then is the version committed: on a mismatch nothing of
+   * that version is committed, the versions before it land, and `CORRUPT` is thrown.
    */
-  apply(frames: ReadonlyMap<string, FeedVersion>): void {
+  applyAll(versions: ReadonlyArray<ReadonlyMap<string, FeedVersion>>): void {
+    const run = (): void => {
+      for (const frames of versions) this.apply(frames);
+    };
+    if (this.plain !== undefined) this.plain.group(run);
+    else this.multi!.group(run);
+  }
+
+  close(): void {
+    this.plain?.close();
+    this.multi?.close();
+  }
+
+  private apply(frames: ReadonlyMap<string, FeedVersion>): void {
+    const next = this.version + 1;
+    const got = [...frames.values()].map((f) => f.version);
+    if (got.some((v) => v !== next)) throw new IavlError("SOURCE_UNAVAILABLE", `the source answered version(s) ${got.join(", ")} where ${next} was asked`);
+    const hashes = new Map<string, Uint8Array>();
     for (const [name, f] of frames) {
       const t = this.tree(name);
       for (const op of f.ops) {
         if (op.value === null) t.remove(op.key);
         else t.set(op.key, op.value);
       }
-      this.same(f.version, `the root hash of ${name}`, t.workingHash(), f.hash);
+      const hash = t.workingHash();
+      this.same(next, `the root hash of ${name}`, hash, f.hash);
+      hashes.set(name, hash);
     }
-    if (this.plain !== undefined) {
-      this.plain.commit();
-      return;
+    if (this.multi !== undefined) {
+      // Every store's, the unchanged ones' too: the app hash covers them all.
+      for (const name of this.multi.names) if (!hashes.has(name)) hashes.set(name, this.multi.tree(name).workingHash());
+      this.same(next, "the app hash", commitInfoHash(hashes), firstOf(frames)?.appHash);
+      this.multi.commit();
+    } else {
+      this.plain!.commit();
     }
-    const done = this.multi!.commit();
-    this.same(done.version, "the app hash", done.appHash, firstOf(frames)?.appHash);
-  }
-
-  close(): void {
-    this.plain?.close();
-    this.multi?.close();
   }
 
   private tree(name: string): Tree {

@@ -25,6 +25,30 @@ export interface SourceStatus {
   stores: SourceStore[];
 }
 
+/** An answer of the operations feed: the source's latest version, and the frames of the versions asked for it has. */
+export interface SourceFeed {
+  latest: number;
+  frames: AsyncGenerator<Uint8Array>;
+}
+
+/**
+ * `url` as the base URL of a source service, or `INVALID_ARGUMENT` at once: anything but an http(s) URL with a host
+ * could never answer, and retrying it would only hide the mistake.
+ */
+export function checkSourceUrl(url: unknown): string {
+  if (typeof url !== "string") throw new IavlError("INVALID_ARGUMENT", `the source must be a URL string, got ${typeof url}`);
+  let u: URL | undefined;
+  try {
+    u = new URL(url);
+  } catch {
+    // Named below.
+  }
+  if (u === undefined || (u.protocol !== "http:" && u.protocol !== "https:") || u.hostname === "") {
+    throw new IavlError("INVALID_ARGUMENT", `${JSON.stringify(url)} is not the http:// or https:// URL of an \`iavlite serve\` (e.g. http://10.0.0.5:26680)`);
+  }
+  return url;
+}
+
 /** A snapshot's hashes and its bytes. */
 export interface SourceSnapshot extends VersionHashes {
   body: AsyncIterable<Uint8Array>;
@@ -78,12 +102,18 @@ export class Source {
 
   /**
    * The frames of `store`'s versions from `from` on (sync/ops-wire.ts), at most `limit` of them, waiting up to
-   * `waitMs` for the first when it is not committed yet; none when none came in that time.
+   * `waitMs` for the first when it is not committed yet (none when none came in that time), and the source's latest
+   * version as it answered.
    */
-  async feed(store: string, from: number, limit: number, waitMs: number): Promise<AsyncGenerator<Uint8Array>> {
+  async feed(store: string, from: number, limit: number, waitMs: number): Promise<SourceFeed> {
     const q = new URLSearchParams({ store, from: String(from), to: String(from + limit - 1), wait: String(waitMs) });
     const res = await this.get(`v1/ops?${q}`);
-    return feedFrames(this.body(res));
+    const latest = Number(res.headers.get("x-iavlite-latest") ?? Number.NaN);
+    if (!Number.isSafeInteger(latest)) {
+      await res.body?.cancel();
+      throw new IavlError("SOURCE_UNAVAILABLE", `${this.base} answered the operations feed without its latest version`);
+    }
+    return { latest, frames: feedFrames(this.body(res)) };
   }
 
   /** The body of `res`, with a cut or failed read as `SOURCE_UNAVAILABLE`. */
