@@ -103,16 +103,29 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
  */
 function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): FastifyReply {
   const res = reply.raw;
+  // An item of a chunk or more (a version's frame: megabytes on the mixed profile) goes out in chunks that are views
+  // of it, not copies; smaller ones are gathered.
+  let big: Uint8Array | undefined;
   const next = (): Buffer | null => {
+    if (big !== undefined) {
+      const view = Buffer.from(big.buffer, big.byteOffset, Math.min(big.length, CHUNK_BYTES));
+      big = big.length > CHUNK_BYTES ? big.subarray(CHUNK_BYTES) : undefined;
+      return view;
+    }
     const parts: Uint8Array[] = [];
     let n = 0;
     while (n < CHUNK_BYTES) {
       const r = items.next();
       if (r.done === true) break;
+      if (r.value.length >= CHUNK_BYTES) {
+        big = r.value;
+        break;
+      }
       parts.push(r.value);
       n += r.value.length;
     }
-    return parts.length === 0 ? null : Buffer.concat(parts, n);
+    if (parts.length > 0) return Buffer.concat(parts, n);
+    return big === undefined ? null : next();
   };
   let first: Buffer | null | undefined = next();
   const stream = new Readable({
