@@ -77,7 +77,6 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
     while (!signal.aborted) {
       try {
         const status = await source.status();
-        away.back();
         const stores = status.appHash === null ? undefined : status.stores.map((s) => s.name);
         if (local === undefined) {
           if ((stale || isEmpty(dir)) && status.latest > 0) {
@@ -89,7 +88,8 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
         }
         const f = new Follow(url, dir, source, local, stores ?? [status.stores[0]!.name], status, o, note);
         await f.compare(status.latest);
-        await f.run(signal);
+        // The source is back once its feed answers (its status alone may answer while the feed fails).
+        await f.run(signal, () => away.back());
       } catch (e) {
         if (signal.aborted) break;
         if (isIavlError(e, "VERSION_PRUNED") && local !== undefined) {
@@ -151,12 +151,16 @@ class Follow {
     }
   }
 
-  /** Applies the source's versions after the replica's last, in groups of those read ahead, until it stops or fails. */
-  async run(signal: AbortSignal): Promise<void> {
+  /**
+   * Applies the source's versions after the replica's last, in groups of those read ahead, until it stops or fails;
+   * `answered` is called after each answer of the feed.
+   */
+  async run(signal: AbortSignal, answered: () => void): Promise<void> {
     const feed = new Feed({ url: this.url, names: this.names, from: this.local.version + 1, batch: this.o.batch, waitMs: this.o.waitMs }, signal);
     try {
       while (!signal.aborted) {
         const got = await feed.take(GROUP_BYTES, GROUP_VERSIONS);
+        answered();
         if (got.idle !== undefined) {
           // Nothing newer at the source: still the same history?
           await this.compare(got.idle);
