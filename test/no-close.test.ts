@@ -32,6 +32,15 @@ function modelHash(version: number): string {
   return toHex(m.hash);
 }
 
+/** The store a "keep" script left: versions 56–60 of 60 (keepRecent 5), the last with the model's hash. */
+function expectKeptFrom56(dir: string): void {
+  const t = Tree.open(dir);
+  expect(t.version).toBe(60);
+  expect(t.versions()).toEqual([56, 57, 58, 59, 60]);
+  expect(toHex(t.hash)).toBe(modelHash(60));
+  t.close();
+}
+
 describe("a script that never closes its store exits by itself", () => {
   it("after an awaited prune", async () => {
     const { dir, lines } = await runToExit("prune");
@@ -46,22 +55,14 @@ describe("a script that never closes its store exits by itself", () => {
   it("after automatic prunes (keepRecent)", async () => {
     const { dir, lines } = await runToExit("keep");
     expect(lines).toEqual(["committed 60, kept from 56"]);
-    const t = Tree.open(dir);
-    expect(t.version).toBe(60);
-    expect(t.versions()).toEqual([56, 57, 58, 59, 60]);
-    expect(toHex(t.hash)).toBe(modelHash(60));
-    t.close();
+    expectKeptFrom56(dir);
   }, 120_000);
 
   it("while automatic prunes run, once they are done, with the newest target reached", async () => {
     const { dir, lines } = await runToExit("keep-ending");
     expect(lines).toEqual(["committed 60"]);
     // A running prune holds the process open until no work is left: the last target asked (60 - 5) was reached.
-    const t = Tree.open(dir);
-    expect(t.version).toBe(60);
-    expect(t.versions()).toEqual([56, 57, 58, 59, 60]);
-    expect(toHex(t.hash)).toBe(modelHash(60));
-    t.close();
+    expectKeptFrom56(dir);
   }, 120_000);
 
   it("after a MultiTree's awaited prune", async () => {

@@ -14,7 +14,8 @@ import { rollbackStore } from "../sqlite/rollback.js";
 import { openStoreFolder, type OpenFolder } from "../store/folder.js";
 import { commitInfoHash } from "./commit-info.js";
 import { folderStores, markerFile, storeDir } from "./multi-folder.js";
-import { commonVersions, storeVersions, type MarkerRow } from "./multi-versions.js";
+import { commonVersions, storeVersions } from "./multi-versions.js";
+import type { MarkerRow } from "../sqlite/commit-marker.js";
 import { Tree } from "./tree.js";
 
 /** A rollback of a multi-store folder: what `MultiTree.rollback` did, or {@link planMultiRollback} would do. */

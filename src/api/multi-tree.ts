@@ -12,12 +12,11 @@
 import { IavlError } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkObject, checkString, checkVersion } from "../base/validate.js";
-import type { CommitMarker } from "../sqlite/commit-marker.js";
+import type { CommitMarker, MarkerRow } from "../sqlite/commit-marker.js";
 import type { PruneResult } from "../prune/pruner.js";
 import type { PruneOptions } from "./backend.js";
 import { commitInfoHash } from "./commit-info.js";
 import { MultiReader } from "./multi-reader.js";
-import type { MarkerRow } from "./multi-versions.js";
 import { multiOptionsSchema, type MultiReadOptions, type MultiTreeOptions } from "./multi-options.js";
 import { openFolder } from "./multi-recovery.js";
 import { rollbackFolder, type MultiRollback } from "./multi-rollback.js";

@@ -5,16 +5,12 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import type { MarkerRow } from "../sqlite/commit-marker.js";
 import { STORE_FILE } from "../sqlite/connection.js";
 import { commitInfoHash } from "./commit-info.js";
 import type { ReadOnlyStore } from "../store/read/read-only-store.js";
 import { Tree } from "./tree.js";
 
-/** A marker row: a version whole in every store, and its app hash. */
-export interface MarkerRow {
-  version: number;
-  appHash: Uint8Array;
-}
 
 /** The committed versions a store holds, with their root hashes (nothing when it has no store yet). */
 export function storeVersions(path: string): Map<number, Uint8Array> {

@@ -14,6 +14,12 @@ import { openReader, sql, type Sync } from "./connection.js";
 import type { WalCheckpoints } from "./wal.js";
 import { retryBusy } from "./write-errors.js";
 
+/** A marker row: a version whole in every store, and its app hash. */
+export interface MarkerRow {
+  version: number;
+  appHash: Uint8Array;
+}
+
 /** File name of the marker inside a multi-store folder. */
 export const MARKER_FILE = "commits.sqlite";
 
@@ -78,7 +84,7 @@ export class CommitMarker {
   }
 
   /** Records that every store committed the versions of `rows` (a group's), in one transaction. */
-  completeAll(rows: ReadonlyArray<{ version: number; appHash: Uint8Array }>): void {
+  completeAll(rows: ReadonlyArray<MarkerRow>): void {
     const ins = this.db.prepare("INSERT OR REPLACE INTO commits (version, app_hash) VALUES (?, ?)");
     retryBusy(this.db, `completing versions ${rows[0]?.version}–${rows[rows.length - 1]?.version}`, () =>
       this.db.transaction(() => {
@@ -93,7 +99,7 @@ export class CommitMarker {
   }
 
   /** Writes the rows of versions whose app hashes were recomputed from the stores (a lost marker). */
-  rebuild(rows: Array<{ version: number; appHash: Uint8Array }>): void {
+  rebuild(rows: MarkerRow[]): void {
     const ins = this.db.prepare("INSERT OR REPLACE INTO commits (version, app_hash) VALUES (?, ?)");
     this.db.transaction(() => {
       for (const r of rows) ins.run(r.version, r.appHash);
