@@ -161,15 +161,11 @@ export class MultiTree {
       throw e;
     }
     this.grouping = { from: this.lastVersion, rows: [] };
-    let out: T;
     try {
-      out = fn();
-    } catch (e) {
+      return fn();
+    } finally {
       this.land();
-      throw e;
     }
-    this.land();
-    return out;
   }
 
   /** Ends the open group: lands its versions in every store and then in the marker, or drops them all after a failure. */

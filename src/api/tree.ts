@@ -169,15 +169,11 @@ export class Tree {
    */
   group<T>(fn: () => T): T {
     this.beginGroup();
-    let out: T;
     try {
-      out = fn();
-    } catch (e) {
+      return fn();
+    } finally {
       this.endGroup();
-      throw e;
     }
-    this.endGroup();
-    return out;
   }
 
   /** @internal Opens a group (see {@link Tree.group}): a multi-store opens one on each of its trees. */
