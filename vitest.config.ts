@@ -7,9 +7,9 @@ export default defineConfig({
     // through tsx).
     globalSetup: ["test/global-setup.ts"],
     setupFiles: ["test/setup-env.ts"],
-    // Worker threads and child processes load TypeScript sources through tsx; --expose-gc lets a test see what the
-    // collector releases (walks dropped unfinished).
-    execArgv: ["--import", "tsx", "--expose-gc"],
+    // No tsx here: the store's threads and the child processes run the package built for the run (thread-channel.ts,
+    // sim/child-command.ts). --expose-gc lets a test see what the collector releases (walks dropped unfinished).
+    execArgv: ["--expose-gc"],
     // Two files at a time on two cores (vitest's default leaves one core idle): many tests wait on child processes,
     // threads and disk, so the suite takes ~0.75× as long.
     maxWorkers: 2,
