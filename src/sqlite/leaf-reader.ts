@@ -3,6 +3,9 @@
  * leaves in key order (newest row of each key at or before it).
  * @module
  */
+import { latin1, toHex } from "../base/bytes.js";
+import { IavlError } from "../base/errors.js";
+import { leafHash, sha256, toDigest } from "../base/hash.js";
 import { sql, type Connection, type Statement } from "./connection.js";
 import { blob, type LeafRow } from "./rows.js";
 
@@ -30,12 +33,12 @@ export class LeafReader {
   private readonly valueCheckedStmt: Statement;
 
   constructor(private readonly db: Connection) {
-    this.valueAtStmt = db.prepare("SELECT value FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
+    this.valueAtStmt = db.prepare("SELECT version, hash, value FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
     this.leafStmt = db.prepare("SELECT version, key, hash FROM leaves WHERE id = ?").raw();
     this.valueCheckedStmt = db
       .prepare(
-        "SELECT (SELECT value FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1), " +
-          "(SELECT 1 FROM versions WHERE version = ?), (SELECT value FROM meta WHERE name = 'rollbacks')",
+        "SELECT l.version, l.hash, l.value, (SELECT 1 FROM versions WHERE version = @v), (SELECT value FROM meta WHERE name = 'rollbacks') " +
+          "FROM (SELECT 1) LEFT JOIN (SELECT version, hash, value FROM leaves WHERE key = @k AND version <= @v ORDER BY version DESC LIMIT 1) AS l",
       )
       .raw();
   }
@@ -45,14 +48,14 @@ export class LeafReader {
    * ({@link VersionReader.stateOf}'s `present` and `rollbacks`): a historic get in one statement, not two.
    */
   valueChecked(key: Uint8Array, version: number): [value: Uint8Array | undefined, present: number | null, rollbacks: number | null] {
-    const r = this.valueCheckedStmt.get(key, version, version) as [unknown, number | null, number | null];
-    return [r[0] === null ? undefined : blob(r[0]), r[1], r[2]];
+    const r = this.valueCheckedStmt.get({ k: key, v: version }) as [number | null, unknown, unknown, number | null, number | null];
+    return [r[0] === null ? undefined : (this.vouched(key, r[0], r[1], r[2]) ?? undefined), r[3], r[4]];
   }
 
   /** The value of `key` at `version`: the bytes, null when removed, undefined when never set up to then. */
   valueAt(key: Uint8Array, version: number): Uint8Array | null | undefined {
     const r = this.valueAtStmt.get(key, version) as Row | undefined;
-    return r === undefined ? undefined : r[0] === null ? null : blob(r[0]);
+    return r === undefined ? undefined : this.vouched(key, r[0] as number, r[1], r[2]);
   }
 
   /**
@@ -61,14 +64,14 @@ export class LeafReader {
    */
   history(key: Uint8Array, from: number, to: number, limit: number, oldestFirst: boolean): KeyRow[] {
     const order = oldestFirst ? "ASC" : "DESC";
-    const q = `SELECT version, hash IS NULL, value FROM leaves WHERE key = ? AND version >= ? AND version <= ? ORDER BY version ${order} LIMIT ?`;
-    return (sql(this.db, q).raw().all(key, from, to, limit) as Row[]).map(keyRow);
+    const q = `SELECT version, hash, value FROM leaves WHERE key = ? AND version >= ? AND version <= ? ORDER BY version ${order} LIMIT ?`;
+    return (sql(this.db, q).raw().all(key, from, to, limit) as Row[]).map((r) => this.keyRow(key, r));
   }
 
   /** The newest row of `key` before `version`, if any. */
   before(key: Uint8Array, version: number): KeyRow | undefined {
-    const r = sql(this.db, "SELECT version, hash IS NULL, value FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw().get(key, version);
-    return r === undefined ? undefined : keyRow(r as Row);
+    const r = sql(this.db, "SELECT version, hash, value FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw().get(key, version);
+    return r === undefined ? undefined : this.keyRow(key, r as Row);
   }
 
   /**
@@ -76,8 +79,11 @@ export class LeafReader {
    * version set, with its value, or removed (value null).
    */
   changeRows(after: number, end: number, limit: number): Array<{ id: number; key: Uint8Array; value: Uint8Array | null }> {
-    const rows = sql(this.db, "SELECT id, key, hash IS NULL, value FROM leaves WHERE id > ? AND id < ? ORDER BY id LIMIT ?").raw().all(after, end, limit) as Row[];
-    return rows.map((r) => ({ id: r[0] as number, key: blob(r[1]), value: r[2] === 1 || r[3] === null ? null : blob(r[3]) }));
+    const rows = sql(this.db, "SELECT id, key, version, hash, value FROM leaves WHERE id > ? AND id < ? ORDER BY id LIMIT ?").raw().all(after, end, limit) as Row[];
+    return rows.map((r) => {
+      const key = blob(r[1]);
+      return { id: r[0] as number, key, value: this.vouched(key, r[2] as number, r[3], r[4]) };
+    });
   }
 
   /** The stored leaf of `version` in leaves row `id`: its key and hash (undefined for a removal or another version). */
@@ -97,6 +103,26 @@ export class LeafReader {
     return out;
   }
 
+  /**
+   * The value a leaves row of `key` at `version` holds (null for a removal), once its leaf hash says the row is whole:
+   * a damaged row, or an index entry that leads to another key's row, is `CORRUPT`, never a wrong value.
+   */
+  private vouched(key: Uint8Array, version: number, hash: unknown, value: unknown): Uint8Array | null {
+    if (hash === null && value === null) return null;
+    if (hash !== null && value !== null) {
+      const v = blob(value);
+      if (leafHash(latin1(key), sha256(v), version) === toDigest(blob(hash))) return v;
+    }
+    throw new IavlError(
+      "CORRUPT",
+      `${this.db.name}: the leaves row of key ${toHex(key)} at version ${version} does not match its leaf hash; the file is damaged (iavlite verify finds what else is)`,
+    );
+  }
+
+  private keyRow(key: Uint8Array, r: Row): KeyRow {
+    return { version: r[0] as number, value: this.vouched(key, r[0] as number, r[1], r[2]) };
+  }
+
   /** The id the next leaves row gets. */
   nextId(): number {
     return ((sql(this.db, "SELECT max(id) FROM leaves").pluck().get() as number | null) ?? 0) + 1;
@@ -105,7 +131,7 @@ export class LeafReader {
   /**
    * `[key, value, rowVersion, rowId]` as of `version`, in key order: for each key the newest row at or before `version`.
    * Rows come in pages of bounded size, each its own statement run through `read` (which may check that the version
-   * is still whole), so that no read snapshot stays open between pages.
+   * is still whole), so that no read snapshot stays open between pages. `checked` as for {@link page}.
    */
   *range(
     version: number,
@@ -113,6 +139,7 @@ export class LeafReader {
     end: Uint8Array | undefined,
     reverse: boolean,
     read: <T>(fn: () => T) => T = (fn) => fn(),
+    checked = true,
   ): Generator<[key: Uint8Array, value: Uint8Array, rowVersion: number, rowId: number]> {
     // Whole-tree scans (export, verify) take larger pages.
     const page = start === undefined && end === undefined ? 2048 : 256;
@@ -127,13 +154,17 @@ export class LeafReader {
       if (upper !== undefined) where.push("key < @upper");
       const dir = reverse ? "DESC" : "ASC";
       const text =
-        `SELECT l.key, l.value, l.version, l.id FROM (SELECT id, max(version) FROM leaves WHERE ${where.join(" AND ")} ` +
+        `SELECT l.key, l.value, l.version, l.id, l.hash FROM (SELECT id, max(version) FROM leaves WHERE ${where.join(" AND ")} ` +
         `GROUP BY key ORDER BY key ${dir} LIMIT ${page}) AS m JOIN leaves AS l ON l.id = m.id ORDER BY l.key ${dir}`;
       const params: Record<string, unknown> = { version };
       if (lower !== undefined) params["lower"] = lower;
       if (upper !== undefined) params["upper"] = upper;
       const rows = read(() => sql(this.db, text).raw().all(params) as Row[]);
-      for (const r of rows) if (r[1] !== null) yield [blob(r[0]), blob(r[1]), r[2] as number, r[3] as number];
+      for (const r of rows) {
+        const key = blob(r[0]);
+        const value = checked ? this.vouched(key, r[2] as number, r[4], r[1]) : r[1] === null ? null : blob(r[1]);
+        if (value !== null) yield [key, value, r[2] as number, r[3] as number];
+      }
       if (rows.length < page) return;
       const last = blob(rows[rows.length - 1]![0]);
       if (reverse) upper = last;
@@ -145,9 +176,10 @@ export class LeafReader {
   /**
    * One page of the leaves of `version` in key order, after key `after`: the newest row of each key at or before the
    * version. Keys removed by then are left out, so a page may hold fewer than `limit` rows; `next` is the key to go
-   * on after, undefined at the end.
+   * on after, undefined at the end. `checked`: values only as their leaf hashes vouch for them (an audit, which
+   * rehashes everything itself to report each fault, reads them as stored).
    */
-  page(version: number, after: Uint8Array | undefined, limit: number): { rows: LeafPageRow[]; next: Uint8Array | undefined } {
+  page(version: number, after: Uint8Array | undefined, limit: number, checked = true): { rows: LeafPageRow[]; next: Uint8Array | undefined } {
     const text =
       `SELECT l.id, l.version, l.key, l.hash, l.value FROM (SELECT id, max(version) FROM leaves WHERE version <= ? ` +
       `${after === undefined ? "" : "AND key > ? "}GROUP BY key ORDER BY key LIMIT ?) AS m JOIN leaves AS l ON l.id = m.id ORDER BY l.key`;
@@ -156,10 +188,11 @@ export class LeafReader {
     const rows: LeafPageRow[] = [];
     for (const r of all) {
       if (r[3] === null) continue;
-      rows.push({ id: r[0] as number, version: r[1] as number, key: blob(r[2]), hash: blob(r[3]), value: r[4] === null ? null : blob(r[4]) });
+      const key = blob(r[2]);
+      // A value may be gone from a row only a pruned version reads (the export of such a version is refused).
+      rows.push({ id: r[0] as number, version: r[1] as number, key, hash: blob(r[3]), value: r[4] === null ? null : checked ? this.vouched(key, r[1] as number, r[3], r[4]) : blob(r[4]) });
     }
     return { rows, next: all.length < limit ? undefined : blob(all[all.length - 1]![2]) };
   }
 }
 
-const keyRow = (r: Row): KeyRow => ({ version: r[0] as number, value: r[1] === 1 || r[2] === null ? null : blob(r[2]) });

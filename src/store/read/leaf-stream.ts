@@ -37,6 +37,8 @@ export interface LeafThreadData {
   version: number;
   /** The rollbacks the store had recorded when the read began (see VersionReader.state). */
   since: number;
+  /** Values only as their leaf hashes vouch for them (see LeafReader.page). */
+  checked: boolean;
   port: MessagePort;
 }
 
@@ -96,12 +98,13 @@ class InlineLeaves implements LeafSource {
     private readonly store: StoreReader,
     private readonly version: number,
     private readonly read: <T>(fn: () => T) => T,
+    private readonly checked: boolean,
   ) {}
 
   next(): LeafPageRow | undefined {
     while (this.at === this.rows.length) {
       if (this.done) return undefined;
-      const page = this.read(() => this.store.leaves.page(this.version, this.after, this.pageRows));
+      const page = this.read(() => this.store.leaves.page(this.version, this.after, this.pageRows, this.checked));
       this.rows = page.rows;
       // The next page's rows from this one's bytes: about INLINE_PAGE_BYTES whatever the values' size.
       const bytes = page.rows.reduce((n, r) => n + r.key.length + (r.value?.length ?? 0), 0);
@@ -127,10 +130,10 @@ class ThreadLeaves implements LeafSource {
   private at = 0;
   private done = false;
 
-  constructor(file: string, version: number, since: number) {
+  constructor(file: string, version: number, since: number, checked: boolean) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.ch = ThreadChannel.start<LeafThreadData>(import.meta.url, "leaf-thread", SLOTS, { file, version, since, port: port2 }, [port2]);
+    this.ch = ThreadChannel.start<LeafThreadData>(import.meta.url, "leaf-thread", SLOTS, { file, version, since, checked, port: port2 }, [port2]);
   }
 
   next(): LeafPageRow | undefined {
@@ -165,7 +168,18 @@ class ThreadLeaves implements LeafSource {
   }
 }
 
-/** The leaves of `version` in key order for a walk over a tree of `size` leaves. */
-export function leafSource(store: StoreReader, file: string, version: number, since: number, size: number, read: <T>(fn: () => T) => T): LeafSource {
-  return size >= THREAD_FROM ? new ThreadLeaves(file, version, since) : new InlineLeaves(store, version, read);
+/**
+ * The leaves of `version` in key order for a walk over a tree of `size` leaves; `checked` as for
+ * {@link LeafReader.page}.
+ */
+export function leafSource(
+  store: StoreReader,
+  file: string,
+  version: number,
+  since: number,
+  size: number,
+  read: <T>(fn: () => T) => T,
+  checked: boolean,
+): LeafSource {
+  return size >= THREAD_FROM ? new ThreadLeaves(file, version, since, checked) : new InlineLeaves(store, version, read, checked);
 }

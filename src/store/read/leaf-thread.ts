@@ -27,7 +27,7 @@ try {
       end.slots.wait(TAKEN, taken, 100);
     }
     if (end.stopping) break;
-    const { rows, next } = store.leaves.page(data.version, after, LEAF_PAGE);
+    const { rows, next } = store.leaves.page(data.version, after, LEAF_PAGE, data.checked);
     const kept = store.versions.state(data.version, data.since);
     if (kept === "pruned") throw new IavlError("VERSION_PRUNED", `version ${data.version} was pruned while it was being read`);
     if (kept === "rolled-back") throw new IavlError("VERSION_ROLLED_BACK", `version ${data.version} was removed by a rollback while it was being read`);

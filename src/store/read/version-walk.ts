@@ -244,7 +244,8 @@ export function walkStored(v: VersionRead, tree: VersionTree, withHashes: boolea
 }
 
 function* walkTree(v: VersionRead, { root, src }: VersionTree, withHashes: boolean): Generator<StoredNode> {
-  const leaves = leafSource(v.store, v.store.db.name, v.row.version, v.since, v.row.size, v.run);
+  // An audit (with the stored hashes) rehashes every value itself, to name each one that does not match.
+  const leaves = leafSource(v.store, v.store.db.name, v.row.version, v.since, v.row.size, v.run, !withHashes);
   try {
     for (const batch of walkVersion(src.t, root, v.store, leaves, v.run, withHashes)) {
       v.alive();
