@@ -5,7 +5,7 @@
  * the lock released, so that the next writer never meets a thread of this one still writing.
  * @module
  */
-import { IavlError } from "../base/errors.js";
+import { fromSqlite, IavlError } from "../base/errors.js";
 import { WriteTurn } from "../base/write-turn.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../sqlite/connection.js";
@@ -46,6 +46,14 @@ export class DiskBackend implements Backend {
    * under the same lock (a multi-store bringing a store back to its last whole version).
    */
   static open(dir: string, options: ResolvedOpenOptions, rollbackTo?: number): DiskBackend {
+    try {
+      return DiskBackend.openFolder(dir, options, rollbackTo);
+    } catch (e) {
+      throw fromSqlite(e, `${dir}: opening the store`);
+    }
+  }
+
+  private static openFolder(dir: string, options: ResolvedOpenOptions, rollbackTo: number | undefined): DiskBackend {
     const folder = openStoreFolder(dir, {
       shardSize: options.shardSize,
       sync: options.durability === "full" ? "full" : "normal",

@@ -86,3 +86,29 @@ export class IavlError extends Error {
 export function isIavlError(e: unknown, code?: ErrorCode): e is IavlError {
   return e instanceof IavlError && (code === undefined || e.code === code);
 }
+
+/** SQLite's extended result code of `e` ("SQLITE_FULL", "SQLITE_IOERR_WRITE", …), if it is a SQLite error. */
+export function sqliteCode(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return e instanceof Error && typeof code === "string" && code.startsWith("SQLITE_") ? code : undefined;
+}
+
+/**
+ * `e` as the {@link IavlError} it means when SQLite raised it: a damaged file is `CORRUPT`, a full disk or size limit
+ * `DISK_FULL`, another connection's lock `LOCKED`, any other failure of the operating system `IO_ERROR`, each saying
+ * what was being done (`doing`, which names the file) and SQLite's own words. Anything else is returned unchanged.
+ */
+export function fromSqlite(e: unknown, doing: string): unknown {
+  const c = sqliteCode(e);
+  if (c === undefined) return e;
+  const why = `${c}: ${(e as Error).message}`;
+  if (c.startsWith("SQLITE_CORRUPT") || c === "SQLITE_NOTADB") {
+    return new IavlError("CORRUPT", `${doing}: the file is damaged (${why}); iavlite verify finds what else is`, { cause: e });
+  }
+  if (c === "SQLITE_FULL") return new IavlError("DISK_FULL", `${doing}: the disk is full (${why})`, { cause: e });
+  if (c.startsWith("SQLITE_BUSY") || c.startsWith("SQLITE_LOCKED")) return new IavlError("LOCKED", `${doing}: the database stayed locked by another connection (${c})`, { cause: e });
+  if (c.startsWith("SQLITE_IOERR") || c === "SQLITE_CANTOPEN" || c === "SQLITE_READONLY" || c === "SQLITE_PROTOCOL") {
+    return new IavlError("IO_ERROR", `${doing}: the store's files could not be read or written (${why})`, { cause: e });
+  }
+  return e;
+}

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
-import { isIavlError } from "../base/errors.js";
+import { fromSqlite, isIavlError } from "../base/errors.js";
 import { packageFile } from "../base/package-files.js";
 import { jsonRequested, lastStatus } from "./command.js";
 import { outJsonError, UsageError } from "./format.js";
@@ -87,7 +87,8 @@ export async function run(argv: string[]): Promise<number> {
     await buildProgram().parseAsync(argv, { from: "user" });
     return lastStatus();
   } catch (e) {
-    const r = report(e);
+    // SQLite's failures in the library's words (a command's own steps map theirs; this catches the rest).
+    const r = report(fromSqlite(e, `iavlite ${argv[0] ?? ""}`));
     // With --json, stdout holds one JSON value also on failure (a bad command line is found before any action ran).
     const end = argv.indexOf("--");
     const json = jsonRequested() || (end === -1 ? argv : argv.slice(0, end)).includes("--json");

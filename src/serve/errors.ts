@@ -6,7 +6,7 @@
  * shape. Nothing a client sends gives a 500: only a fault of the store or of this code does.
  * @module
  */
-import { isIavlError, type ErrorCode } from "../base/errors.js";
+import { fromSqlite, isIavlError, type ErrorCode } from "../base/errors.js";
 
 /** An error only the HTTP API has, with its status. */
 export class ApiError extends Error {
@@ -44,6 +44,8 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   // The version was replaced by a rollback while it was read: gone, as a pruned one is.
   VERSION_ROLLED_BACK: 410,
   CLOSED: 503,
+  // Another connection held the file past the wait: try again.
+  LOCKED: 503,
 };
 
 /** Fastify's own errors that a client causes, by their code. */
@@ -130,7 +132,8 @@ export function validationError(errors: readonly SchemaFailure[], dataVar: strin
 }
 
 /** The status, code and message that answer `e`. */
-export function httpError(e: unknown): { status: number; body: ErrorBody } {
+export function httpError(failure: unknown): { status: number; body: ErrorBody } {
+  const e = fromSqlite(failure, "reading the store");
   if (e instanceof ApiError) return { status: e.status, body: body(e.code, e.message) };
   if (isIavlError(e)) return { status: STATUS[e.code] ?? 500, body: body(e.code, e.message) };
   const f = e as { code?: unknown; statusCode?: unknown; validation?: unknown; message?: unknown };

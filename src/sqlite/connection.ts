@@ -6,7 +6,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { IavlError } from "../base/errors.js";
+import { fromSqlite, IavlError } from "../base/errors.js";
 
 /** An open SQLite connection. Other layers hold it and pass it back here; only src/sqlite runs SQL on it. */
 export type Connection = Database.Database;
@@ -82,9 +82,16 @@ export function mapFile(db: Connection, bytes: number): void {
   db.pragma(`mmap_size = ${bytes}`);
 }
 
-/** Runs `read`'s statements in one read transaction, so that they all see one state of the file. */
+/**
+ * Runs `read`'s statements in one read transaction, so that they all see one state of the file. SQLite's failures
+ * come out as the coded errors they mean ({@link fromSqlite}), naming the file.
+ */
 export function snapshot<T>(db: Connection, read: () => T): T {
-  return db.transaction(read)();
+  try {
+    return db.transaction(read)();
+  } catch (e) {
+    throw fromSqlite(e, `${db.name}: reading`);
+  }
 }
 
 /** Moves every page of the WAL into the database file and empties the WAL. */

@@ -3,15 +3,9 @@
  * that met another connection's lock.
  * @module
  */
-import { IavlError } from "../base/errors.js";
+import { fromSqlite, IavlError, sqliteCode } from "../base/errors.js";
 import { retrying } from "../base/thread-channel.js";
 import { busyTimeoutOf, type Connection } from "./connection.js";
-
-/** SQLite's extended result code of `e` ("SQLITE_FULL", "SQLITE_IOERR_WRITE", …), if it is a SQLite error. */
-function sqliteCode(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return e instanceof Error && typeof code === "string" && code.startsWith("SQLITE_") ? code : undefined;
-}
 
 /** True when `e` says another connection held a lock (worth trying again). */
 export function isBusy(e: unknown): boolean {
@@ -20,19 +14,15 @@ export function isBusy(e: unknown): boolean {
 }
 
 /**
- * `e` as the error a caller should see: a full disk or file-size limit becomes `DISK_FULL`, any other failure of the
- * operating system `IO_ERROR`; everything else is returned unchanged.
+ * `e`, a failed write, as the error a caller should see ({@link fromSqlite}): SQLite rolled the write back, so a
+ * full disk or a failure of the operating system says that nothing of it was stored.
  */
 export function asStoreError(e: unknown, doing: string): unknown {
-  const c = sqliteCode(e);
-  if (c === undefined) return e;
-  const why = (e as Error).message;
-  if (c === "SQLITE_FULL") return new IavlError("DISK_FULL", `${doing}: the disk is full (${why}); nothing of it was stored`, { cause: e });
-  if (c.startsWith("SQLITE_IOERR") || c === "SQLITE_CANTOPEN") {
-    return new IavlError("IO_ERROR", `${doing}: the store's files could not be written (${c}: ${why}); nothing of it was stored`, { cause: e });
+  const mapped = fromSqlite(e, doing);
+  if (mapped instanceof IavlError && (mapped.code === "DISK_FULL" || mapped.code === "IO_ERROR")) {
+    return new IavlError(mapped.code, `${mapped.message}; nothing of it was stored`, { cause: e });
   }
-  if (isBusy(e)) return new IavlError("LOCKED", `${doing}: the database stayed locked by another connection (${c})`, { cause: e });
-  return e;
+  return mapped;
 }
 
 /** What each write on a connection waits for first, when anything (see {@link yieldBeforeWrites}). */

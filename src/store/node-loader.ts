@@ -3,7 +3,7 @@
  * subtrees are evicted again to keep memory within budget.
  * @module
  */
-import { IavlError } from "../base/errors.js";
+import { fromSqlite, IavlError } from "../base/errors.js";
 import { sha256, type Digest } from "../base/hash.js";
 import { NONE, NodeTable, type NodeSource } from "../tree/node.js";
 import type { StoreReader } from "../sqlite/store-reader.js";
@@ -71,7 +71,7 @@ export class NodeLoader implements NodeSource {
 
   private read(id: number, parent?: number): DecodedPage {
     this.rowsRead++;
-    const p = this.store.pages.one(id);
+    const p = this.reading(() => this.store.pages.one(id));
     if (p === undefined) {
       const at = parent === undefined ? "a root" : `node ${this.t.version(parent)}/${this.t.seq(parent)}`;
       throw new IavlError("CORRUPT", `page ${id}, below ${at}, is missing from the store`);
@@ -103,6 +103,15 @@ export class NodeLoader implements NodeSource {
     return this.load(row.rootVersion, seq);
   }
 
+  /** Runs a read of rows; SQLite's failures come out as the coded errors they mean, naming the file. */
+  private reading<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      throw fromSqlite(e, `${this.store.db.name}: loading tree nodes`);
+    }
+  }
+
   /** Loads one node by its node key, `seq` in its in-memory form (0: the parent names no stored child). */
   private load(version: number, seq: number, parent?: number): number {
     if (seq === 0) {
@@ -112,10 +121,10 @@ export class NodeLoader implements NodeSource {
     this.loads++;
     this.rowsRead++;
     if (seq < 0) {
-      const leaf = this.store.leaves.leaf(version, leafRowId(seq));
+      const leaf = this.reading(() => this.store.leaves.leaf(version, leafRowId(seq)));
       if (leaf !== undefined) return leafNode(this.t, leaf);
     } else {
-      const branch = this.store.branches.one(version, seq);
+      const branch = this.reading(() => this.store.branches.one(version, seq));
       if (branch !== undefined) return branchNode(this.t, branch);
     }
     throw new IavlError("CORRUPT", `node ${version}/${seq} is missing from the store`);

@@ -3,7 +3,7 @@
  * between statements (so the writer's WAL is never pinned), and a version that moves only on `refresh()`.
  * @module
  */
-import { IavlError } from "../../base/errors.js";
+import { fromSqlite, IavlError } from "../../base/errors.js";
 import { EMPTY_HASH } from "../../base/hash.js";
 import { checkIterateOptions, checkKey, checkVersion } from "../../base/validate.js";
 import type { ExportNode } from "../../tree/export-node.js";
@@ -37,12 +37,13 @@ export class ReadOnlyStore implements ReadonlyTree {
 
   /** Opens the store in `dir` read-only; throws `NOT_A_STORE` when there is none. */
   static open(dir: string): ReadOnlyStore {
-    const db = openFolderReadOnly(dir);
+    let db: ReturnType<typeof openFolderReadOnly> | undefined;
     try {
+      db = openFolderReadOnly(dir);
       return new ReadOnlyStore(db);
     } catch (e) {
-      db.close();
-      throw e;
+      db?.close();
+      throw fromSqlite(e, `${dir}: opening the store to read`);
     }
   }
 

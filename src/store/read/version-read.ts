@@ -3,22 +3,36 @@
  * version still kept and not replaced by a rollback; and the value of a stored leaf, read from its value row.
  * @module
  */
-import { IavlError } from "../../base/errors.js";
-import { latin1Bytes } from "../../base/bytes.js";
+import { fromSqlite, IavlError } from "../../base/errors.js";
+import { latin1Bytes, toHex } from "../../base/bytes.js";
 import type { ValueOf } from "../../tree/store-contract.js";
 import type { VersionRow } from "../../sqlite/rows.js";
 import type { VersionState } from "../../sqlite/version-reader.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
+import type { LeafReader } from "../../sqlite/leaf-reader.js";
 
 /** The value of a stored leaf: its own value row. */
 export function storedValue(store: StoreReader): ValueOf {
   return (t, leaf) => {
     const held = t.value(leaf);
     if (held !== undefined) return held;
-    const v = store.leaves.valueAt(latin1Bytes(t.key(leaf)), t.version(leaf));
+    let v: Uint8Array | null | undefined;
+    try {
+      v = store.leaves.valueAt(latin1Bytes(t.key(leaf)), t.version(leaf));
+    } catch (e) {
+      throw fromSqlite(e, `${store.db.name}: reading a value of version ${t.version(leaf)}`);
+    }
     if (v === undefined || v === null) throw new IavlError("CORRUPT", `the value of a leaf of version ${t.version(leaf)} is missing`);
     return v;
   };
+}
+
+/** The error of a key the tree of `version` holds but the (key, version) index of `file` does not find. */
+export function missingFromIndex(file: string, key: Uint8Array, version: number): IavlError {
+  return new IavlError(
+    "CORRUPT",
+    `${file}: key ${toHex(key)} is in the tree of version ${version}, but the index of values does not find it; the file is damaged (iavlite verify finds what else is)`,
+  );
 }
 
 /** A version row, and the count of rollbacks the store had recorded before the row was read. */
@@ -62,23 +76,38 @@ export class VersionRead {
    */
   readonly run = <T>(fn: () => T): T => {
     this.alive();
-    let r: T;
     try {
-      r = fn();
-    } catch (e) {
+      let r: T;
+      try {
+        r = fn();
+      } catch (e) {
+        this.check();
+        throw e;
+      }
       this.check();
-      throw e;
+      return r;
+    } catch (e) {
+      throw this.failure(e);
     }
-    this.check();
-    return r;
   };
 
   /** The value of `key` in this version, read and checked in one statement: the commonest read, one crossing. */
   value(key: Uint8Array): Uint8Array | undefined {
     this.alive();
-    const [value, present, rollbacks] = this.store.leaves.valueChecked(key, this.row.version);
+    let read: ReturnType<LeafReader["valueChecked"]>;
+    try {
+      read = this.store.leaves.valueChecked(key, this.row.version);
+    } catch (e) {
+      throw this.failure(e);
+    }
+    const [value, present, rollbacks] = read;
     this.throwIfGone(this.store.versions.stateOf(this.row.version, this.since, present, rollbacks));
     return value;
+  }
+
+  /** A failure of SQLite as the coded error it means, naming the file and the version. */
+  private failure(e: unknown): unknown {
+    return fromSqlite(e, `${this.store.db.name}: reading version ${this.row.version}`);
   }
 
   private check(): void {
