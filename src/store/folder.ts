@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { IavlError } from "../base/errors.js";
 import { openReader, openWriter, STORE_FILE, type Connection, type Sync } from "../sqlite/connection.js";
-import { LOCK_FILES, WriterLock } from "../sqlite/lock.js";
+import { lockHeld, LOCK_FILES, WriterLock } from "../sqlite/lock.js";
+import { checkWal } from "../sqlite/wal-frames.js";
 import { MARKER_FILE } from "../sqlite/commit-marker.js";
 import { checkSchema, migrate } from "../sqlite/migrate.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
@@ -57,6 +58,8 @@ export function openStoreFolder(dir: string, o: FolderOptions): OpenFolder {
   const lock = WriterLock.acquire(dir);
   let db: Connection | undefined;
   try {
+    // Under the lock: no writer appends to the WAL while it is read, and none has yet checkpointed what SQLite reads.
+    checkWal(file);
     db = openWriter(file, o.sync, o.busyTimeoutMs);
     migrate(db, file);
     StoreWriter.init(db, o.shardSize);
@@ -75,6 +78,8 @@ export function openFolderReadOnly(dir: string): Connection {
     const multi = existsSync(join(dir, MARKER_FILE));
     throw new IavlError("NOT_A_STORE", multi ? `${dir} is a multi-store folder, not a plain store: open it with MultiTree.openReadOnly` : `${dir} holds no iavlite store`);
   }
+  // A live writer's WAL is being appended to (the writer checked it when it opened).
+  if (!lockHeld(dir)) checkWal(file);
   const db = openReader(file);
   try {
     checkSchema(db, file, true);
