@@ -1,13 +1,16 @@
 /**
  * Reads the hashes vouch for: a leaves row whose bytes were damaged (on disk, or by an index entry that leads to
  * another row) is refused with CORRUPT by every read of a value, naming the file and the version, never returned as
- * the value. The other keys read as before.
+ * the value. The other keys read as before. A page SQLite itself finds damaged is CORRUPT too, in the library, the
+ * CLI and the service alike, never SQLite's own code.
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
-import { IavlError, Tree } from "../src/index.js";
+import { describe, expect, inject, it } from "vitest";
+import { IavlError, MultiReader, Tree } from "../src/index.js";
+import { createServer } from "../src/serve/server.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
 
@@ -95,5 +98,39 @@ describe("reads of a damaged leaves row", () => {
     const reads = readsOfK7(dir);
     expect(reads.get).toMatch(/^CORRUPT: .* at version 3 does not match its leaf hash/);
     expect(reads.readOnly).toMatch(/^CORRUPT: /);
+  });
+
+  it("a page SQLite finds malformed is CORRUPT naming the file, through the library, the CLI (exit 1, JSON) and HTTP", async () => {
+    const dir = store();
+    const file = join(dir, "iavl.sqlite");
+    const bytes = readFileSync(file);
+    // The header of the table page that holds the row: a page type SQLite does not know.
+    const page = Math.floor(bytes.indexOf("MARKER-value-of-k7-at-3") / 4096) * 4096;
+    expect(page).toBeGreaterThan(0);
+    bytes.fill(0xff, page, page + 8);
+    writeFileSync(file, bytes);
+    const reads = readsOfK7(dir);
+    for (const [path, got] of Object.entries(reads)) {
+      expect(got, path).toMatch(/^CORRUPT: .*iavl\.sqlite: reading[^:]*: the file is damaged \(SQLITE_CORRUPT/);
+    }
+
+    const cli = (...args: string[]): { status: number | null; out: string; err: string } => {
+      const r = spawnSync(process.execPath, [inject("cli"), ...args], { encoding: "utf8" });
+      return { status: r.status, out: r.stdout, err: r.stderr };
+    };
+    const text = cli("get", dir, "k7");
+    expect([text.status, text.err]).toEqual([1, expect.stringMatching(/^iavlite: CORRUPT: .*iavl\.sqlite: reading version 5: the file is damaged/)]);
+    const json = cli("get", dir, "k7", "--json");
+    expect(json.status).toBe(1);
+    expect((JSON.parse(json.out) as { error: { code: string } }).error.code).toBe("CORRUPT");
+
+    const app = await createServer(MultiReader.open(dir), { refreshMs: 0 });
+    try {
+      const r = await app.inject({ method: "GET", url: `/v1/query?key=${Buffer.from("k7").toString("hex")}` });
+      expect(r.statusCode).toBe(500);
+      expect(r.json<{ error: { code: string; message: string } }>().error).toMatchObject({ code: "CORRUPT", message: expect.stringMatching(/the file is damaged/) });
+    } finally {
+      await app.close();
+    }
   });
 });
