@@ -2,11 +2,16 @@
  * `iavlite verify <dir>`: rehash every node of a version (or of all kept versions) and compare with the store.
  *
  * Beside a live writer that prunes, a version listed at the start may be pruned before or while it is checked: it is
- * reported apart ("pruned while verifying"), not as a fault, since what is gone cannot be wrong.
+ * reported apart ("pruned while verifying"), not as a fault, since what is gone cannot be wrong. A version that
+ * cannot be read at all (a damaged page under it) is reported as unreadable, and the others are still checked. Last,
+ * SQLite's own structure check covers what the hashes do not (free lists, pointer maps, index pages).
  * @module
  */
 import { Option, type Command } from "commander";
+import { join } from "node:path";
 import { IavlError, isIavlError } from "../base/errors.js";
+import { STORE_FILE } from "../sqlite/connection.js";
+import { structureProblems } from "../sqlite/integrity.js";
 import type { AuditReport } from "../tree/readonly-tree.js";
 import { action } from "./command.js";
 import { globals, out, outJson, versionArg, withProgress } from "./format.js";
@@ -42,10 +47,10 @@ async function verify(dir: string, opts: VerifyCliOptions, cmd: Command): Promis
   const g = globals(cmd);
   const { reports, pruned } = await withReader(dir, async (h) => {
     const versions = opts.all === true ? h.versions() : [pickVersion(h, opts.version)];
-    const done: AuditReport[] = [];
+    const done: VersionReport[] = [];
     const gone: number[] = [];
     for (const v of versions) {
-      const r = await auditOf(h, v);
+      const r = await reportOf(h, v);
       if (r === undefined) {
         // One version asked for by number must be checked: its loss is an error, not a skip.
         if (opts.all !== true) throw new IavlError("VERSION_PRUNED", `version ${v} was pruned while it was being verified`);
@@ -58,13 +63,39 @@ async function verify(dir: string, opts: VerifyCliOptions, cmd: Command): Promis
     }
     return { reports: done, pruned: gone };
   });
+  const problems = structureProblems(join(dir, STORE_FILE));
   const bad = reports.filter((r) => !r.ok).length;
-  if (g.json) outJson({ ok: bad === 0, reports, pruned });
+  const ok = bad === 0 && problems.length === 0;
+  if (g.json) outJson({ ok, reports, pruned, structure: { ok: problems.length === 0, problems } });
   else {
     const skipped = pruned.length === 0 ? "" : `; ${pruned.length} pruned by the writer meanwhile, not checked (${span(pruned)})`;
-    out(bad === 0 ? `verified ${reports.length} version(s): all ok${skipped}` : `FAULTS in ${bad} of ${reports.length} version(s)${skipped}`);
+    out(`SQLite structure check: ${problems.length === 0 ? "ok" : `${problems.length} problem(s)`}`);
+    for (const p of problems) out(`  - ${p}`);
+    const unreadable = reports.filter((r) => r.status === "unreadable").length;
+    const structure = problems.length > 0 ? "; the file's structure is damaged" : "";
+    if (bad === 0) out(`verified ${reports.length} version(s): all ok${structure}${skipped}`);
+    else out(`FAULTS in ${bad} of ${reports.length} version(s)${unreadable > 0 ? ` (${unreadable} unreadable)` : ""}${structure}${skipped}`);
   }
-  return bad === 0 ? 0 : 1;
+  return ok ? 0 : 1;
+}
+
+/** A version's audit, and whether it was sound, had faults, or could not be read at all. */
+interface VersionReport extends AuditReport {
+  status: "sound" | "faulty" | "unreadable";
+}
+
+/**
+ * The report of version `v` (undefined when it was pruned before or while it was read): a version that cannot be
+ * read (a damaged page, say) is one unreadable report, and the next version is still checked.
+ */
+async function reportOf(h: ReadHandle, v: number): Promise<VersionReport | undefined> {
+  try {
+    const r = await auditOf(h, v);
+    return r === undefined ? undefined : { ...r, status: r.ok ? "sound" : "faulty" };
+  } catch (e) {
+    if (!isIavlError(e)) throw e;
+    return { ok: false, version: v, nodes: 0, leaves: 0, faults: [`unreadable: ${e.code}: ${e.message}`], status: "unreadable" };
+  }
 }
 
 /** Audits version `v`; undefined when it was pruned before or while it was read (and only then). */
