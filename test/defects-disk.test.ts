@@ -7,13 +7,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
-import { toHex, Tree, type ErrorCode } from "../src/index.js";
+import { MultiTree, toHex, Tree, type ErrorCode } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
 import { scriptArgs } from "../sim/child-command.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const child = fileURLToPath(new URL("./fixtures/disk-full-writer.ts", import.meta.url));
+const multiChild = fileURLToPath(new URL("./fixtures/disk-full-multi.ts", import.meta.url));
 
 interface Failure {
   name: string;
@@ -28,11 +29,11 @@ interface Report {
   treeVersion: number | string;
 }
 
-/** Runs the writer child with every file it writes limited to `blocks` KiB (SIGXFSZ ignored: writes just fail). */
-function runLimited(dir: string, blocks: number): Promise<Report> {
+/** Runs a writer child with every file it writes limited to `blocks` KiB (SIGXFSZ ignored: writes just fail). */
+function runLimited<R = Report>(dir: string, blocks: number, script = child): Promise<R> {
   return new Promise((resolve, reject) => {
-    const script = `ulimit -f ${blocks}; trap "" XFSZ; exec "${process.execPath}" ${scriptArgs(child).map((a) => `"${a}"`).join(" ")} "${dir}"`;
-    const p = spawn("bash", ["-c", script], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const command = `ulimit -f ${blocks}; trap "" XFSZ; exec "${process.execPath}" ${scriptArgs(script).map((a) => `"${a}"`).join(" ")} "${dir}"`;
+    const p = spawn("bash", ["-c", command], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     p.stdout.on("data", (d: Buffer) => (out += d.toString()));
@@ -40,7 +41,7 @@ function runLimited(dir: string, blocks: number): Promise<Report> {
     p.on("exit", (code, signal) => {
       const line = out.trim().split("\n").pop() ?? "";
       try {
-        resolve(JSON.parse(line) as Report);
+        resolve(JSON.parse(line) as R);
       } catch {
         reject(new Error(`the writer child ended (${code ?? signal}) without a report: ${out}${err}`));
       }
@@ -80,4 +81,35 @@ describe("a full disk gives a coded error", () => {
     expect(again.get(b("after"))).toEqual(b("the disk was full"));
     again.close();
   }, 30_000);
+
+  it("a MultiTree goes on as a Tree does: every failure says what was stored, no CORRUPT, and a reopen agrees", async () => {
+    const dir = join(tempDir(), "multi");
+    const r = await runLimited<{
+      failures: Array<{ code: string; message: string }>;
+      last: number;
+      lastAppHash: string;
+      version: number | string;
+      big: number | string;
+      acct: number | string;
+      pending: number | string;
+    }>(dir, 512, multiChild);
+    expect(r.last).toBeGreaterThanOrEqual(2);
+    expect(r.failures.length, JSON.stringify(r.failures)).toBeGreaterThanOrEqual(1);
+    for (const f of r.failures) {
+      expect(f.code, f.message).toBeOneOf(DISK_CODES);
+      // Each says which version it is about and what every store holds.
+      expect(f.message, f.message).toMatch(/version \d+/);
+    }
+    // The handle still answers, and every store is where the multi-store says it is.
+    expect([r.version, r.big, r.acct]).toEqual([r.last, r.last, r.last]);
+    expect(r.pending).toBe(1);
+
+    // Without the limit the folder opens at the version commit() last returned, with its app hash, and goes on.
+    const m = MultiTree.open(dir, { stores: ["big", "acct"] });
+    expect(m.version).toBe(r.last);
+    expect(toHex(m.appHash)).toBe(r.lastAppHash);
+    m.tree("acct").set(b("after"), b("the disk was full"));
+    expect(m.commit().version).toBe(r.last + 1);
+    m.close();
+  }, 60_000);
 });

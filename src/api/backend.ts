@@ -4,7 +4,7 @@
  */
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { PruneProgress, PruneResult } from "../prune/pruner.js";
-import type { CommitInput, HistoryQuery, KeyChange, KeyHistory, Latest, WorkingStore } from "../tree/store-contract.js";
+import type { CommitInput, HistoryQuery, KeyChange, KeyHistory, KeyOp, Latest, WorkingStore } from "../tree/store-contract.js";
 
 /** Options of a prune. */
 export interface PruneOptions {
@@ -32,6 +32,8 @@ export interface Backend extends WorkingStore {
   endGroup(land: boolean): void;
   /** A view of committed `version` (at most the last committed); `alive` throws once the tree closed. */
   view(version: number, alive: () => void): ReadonlyTree;
+  /** The operations that made committed `version`, in their order (`VERSION_PRUNED` when they are not kept). */
+  operations(version: number, alive: () => void): KeyOp[];
   /** The net changes that made committed `version`, in key order (see {@link Tree.changes}). */
   changes(version: number, alive: () => void): Iterable<KeyChange>;
   /** A page of `key`'s history up to committed version `latest` (see {@link Tree.history}); `alive` as for views. */

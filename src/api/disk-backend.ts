@@ -15,7 +15,7 @@ import { WorkingSet } from "../store/write/working-set.js";
 import { Pruner, type PruneResult } from "../prune/pruner.js";
 import type { Backend, PruneOptions } from "./backend.js";
 import type { ResolvedOpenOptions } from "./options.js";
-import type { CommitInput, HistoryQuery, KeyChange, KeyHistory, Latest } from "../tree/store-contract.js";
+import type { CommitInput, HistoryQuery, KeyChange, KeyHistory, KeyOp, Latest } from "../tree/store-contract.js";
 
 /**
  * The share of the file an automatic prune leaves free: the commits that follow fill those pages again, so returning
@@ -135,6 +135,10 @@ export class DiskBackend implements Backend {
 
   changes(version: number, alive: () => void): Iterable<KeyChange> {
     return this.set.views.changes(version, alive);
+  }
+
+  operations(version: number, alive: () => void): KeyOp[] {
+    return this.set.views.operations(version, alive);
   }
 
   history(key: Uint8Array, q: HistoryQuery, latest: number): KeyHistory {

@@ -10,7 +10,7 @@ import { memoryValue, RootView } from "../tree/root-view.js";
 import type { ReadonlyTree } from "../tree/readonly-tree.js";
 import type { PruneResult } from "../prune/pruner.js";
 import type { Backend, PruneOptions } from "./backend.js";
-import { type CommitInput, type HistoryEntry, historyPage, type HistoryQuery, historyRange, type KeyChange, type KeyHistory, type Latest } from "../tree/store-contract.js";
+import { type CommitInput, type HistoryEntry, historyPage, type HistoryQuery, historyRange, type KeyChange, type KeyHistory, type KeyOp, type Latest } from "../tree/store-contract.js";
 import { findLeaf } from "../tree/read.js";
 import { latin1 } from "../base/bytes.js";
 import { NONE } from "../tree/node.js";
@@ -63,6 +63,11 @@ export class MemoryBackend implements Backend {
     }
     const before = version > this.first ? this.roots.get(version - 1)! : 0;
     return diffTrees(before, after.tree, version - 1, this.src, memoryValue).map((c) => ({ key: c.key, value: c.value?.slice() ?? null }));
+  }
+
+  operations(version: number, alive: () => void): KeyOp[] {
+    alive();
+    throw new IavlError("VERSION_PRUNED", `a memory tree keeps no log of operations (version ${version})`);
   }
 
   history(key: Uint8Array, q: HistoryQuery, latest: number, alive: () => void): KeyHistory {

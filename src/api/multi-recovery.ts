@@ -23,6 +23,8 @@ export interface OpenedFolder {
   /** The stores, by name, in name order. */
   trees: Map<string, Tree>;
   whole: number;
+  /** Opens store `name` again with the options it was opened with, first rolled back to `version` (its writer closed). */
+  reopenAt: (name: string, version: number) => Tree;
 }
 
 /**
@@ -50,7 +52,9 @@ export function openFolder(dir: string, o: ResolvedMultiOptions): OpenedFolder {
     if (pending !== undefined && pending > whole) marker.abandon(pending);
     // An interrupted folder rollback is done once no store of the folder, opened here or not, is still ahead.
     if (endsRollback && (multiStoreNames(dir) ?? []).every((n) => names.includes(n) || storeLatest(storeDir(dir, n)) <= whole)) marker.endRollback();
-    return { marker, trees, whole };
+    const reopenAt = (name: string, version: number): Tree =>
+      new Tree({ backend: DiskBackend.open(storeDir(dir, name), storeOpenOptions(o, version + 1), version), initialVersion: version + 1 });
+    return { marker, trees, whole, reopenAt };
   } catch (e) {
     for (const t of trees.values()) t.close();
     marker.close();

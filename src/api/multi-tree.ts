@@ -9,7 +9,7 @@
  * first, noting its target, then rolls back the stores: reopening after a crash in between finishes it.
  * @module
  */
-import { IavlError } from "../base/errors.js";
+import { IavlError, isIavlError, type ErrorCode } from "../base/errors.js";
 import { parseOptions } from "../base/options.js";
 import { checkObject, checkString, checkVersion } from "../base/validate.js";
 import type { CommitMarker, MarkerRow } from "../sqlite/commit-marker.js";
@@ -18,7 +18,7 @@ import type { PruneOptions } from "./backend.js";
 import { commitInfoHash } from "./commit-info.js";
 import { MultiReader } from "./multi-reader.js";
 import { multiOptionsSchema, type MultiReadOptions, type MultiTreeOptions } from "./multi-options.js";
-import { openFolder } from "./multi-recovery.js";
+import { openFolder, type OpenedFolder } from "./multi-recovery.js";
 import { rollbackFolder, type MultiRollback } from "./multi-rollback.js";
 import type { Tree } from "./tree.js";
 
@@ -31,10 +31,15 @@ export interface MultiCommitResult {
   appHash: Uint8Array;
 }
 
+/** Failures of a write that leave a store as it was (SQLite rolled the write back): the multi-store can go on. */
+const DISK_CODES: ReadonlySet<ErrorCode> = new Set(["DISK_FULL", "IO_ERROR"]);
+
 /** Several named IAVL trees committed together. */
 export class MultiTree {
   private closed = false;
   private failed: unknown;
+  /** A version every store committed whose completion the marker could not record (a full disk); told first next time. */
+  private unrecorded: MarkerRow | undefined;
   /** While a group is open: the version it began at, and the app hash of each version committed in it since. */
   private grouping: { from: number; rows: MarkerRow[] } | undefined;
 
@@ -44,6 +49,7 @@ export class MultiTree {
     private lastVersion: number,
     /** The `keepEvery` the stores were opened with: what {@link prune} keeps by default. */
     private readonly keepEvery: number | undefined,
+    private readonly reopenAt: OpenedFolder["reopenAt"],
   ) {}
 
   /**
@@ -56,8 +62,8 @@ export class MultiTree {
   static open(dir: string, options: MultiTreeOptions): MultiTree {
     checkString(dir, "dir");
     const o = parseOptions(multiOptionsSchema, options);
-    const { marker, trees, whole } = openFolder(dir, o);
-    return new MultiTree(marker, trees, whole, o.keepEvery);
+    const { marker, trees, whole, reopenAt } = openFolder(dir, o);
+    return new MultiTree(marker, trees, whole, o.keepEvery, reopenAt);
   }
 
   /**
@@ -113,30 +119,93 @@ export class MultiTree {
     return commitInfoHash(new Map([...this.trees].map(([n, t]) => [n, t.hash])));
   }
 
-  /** Commits every store at the next version; the version is whole once this returns. */
+  /**
+   * Commits every store at the next version; the version is whole once this returns. When the disk is full (or
+   * failing), the error says what was stored, and the multi-store goes on as a {@link Tree} does: stores that had
+   * committed the version before another failed are brought back to the one before, with its operations pending
+   * again, so that every store is where it was and `commit()` may be called again once space returns.
+   */
   commit(): MultiCommitResult {
     this.ensureOpen();
     const version = this.lastVersion + 1;
-    const hashes = new Map<string, Uint8Array>();
     const g = this.grouping;
+    // Fails with nothing written: the version was begun nowhere.
+    if (g === undefined) this.beginMarker(version);
+    const hashes = new Map<string, Uint8Array>();
+    const committed: string[] = [];
+    let failing = "";
     try {
-      // In a group the marker is written when the group lands.
-      if (g === undefined) this.marker.begin(version);
       for (const [name, t] of this.trees) {
+        failing = name;
         const c = t.commit();
         if (c.version !== version) throw new IavlError("CORRUPT", `store ${name} committed version ${c.version}, expected ${version}`);
+        committed.push(name);
         hashes.set(name, c.hash);
       }
-      const appHash = commitInfoHash(hashes);
-      if (g === undefined) this.marker.complete(version, appHash);
-      else g.rows.push({ version, appHash });
-      this.lastVersion = version;
-      return { version, hashes, appHash };
     } catch (e) {
+      if (g === undefined && isIavlError(e) && DISK_CODES.has(e.code)) throw this.undo(version, committed, failing, e);
       // Some stores may be ahead now: refuse further work; reopening brings them back to the last whole version.
       this.failed = e;
       throw e;
     }
+    const appHash = commitInfoHash(hashes);
+    this.lastVersion = version;
+    if (g !== undefined) g.rows.push({ version, appHash });
+    else {
+      try {
+        this.marker.complete(version, appHash);
+      } catch (e) {
+        if (!(isIavlError(e) && DISK_CODES.has(e.code))) {
+          this.failed = e;
+          throw e;
+        }
+        // Every store holds the version: it is committed (a reopen completes the marker from the stores). The
+        // marker hears of it before the next version begins.
+        this.unrecorded = { version, appHash };
+      }
+    }
+    return { version, hashes, appHash };
+  }
+
+  /** Begins `version` in the marker, after recording the version before it whole if its completion failed. */
+  private beginMarker(version: number): void {
+    const u = this.unrecorded;
+    if (u !== undefined) {
+      this.marker.complete(u.version, u.appHash);
+      this.unrecorded = undefined;
+    }
+    this.marker.begin(version);
+  }
+
+  /**
+   * After store `failing` could not commit `version` (a full or failing disk), brings the stores that had committed
+   * it (`committed`) back to the version before, each with the version's operations pending again. Returns the error
+   * to throw: `cause`'s code with what happened, or, when the stores cannot be brought back (no space even for that),
+   * the multi-store refuses further work until reopened.
+   */
+  private undo(version: number, committed: string[], failing: string, cause: IavlError): IavlError {
+    try {
+      for (const name of committed) {
+        const t = this.trees.get(name)!;
+        const ops = t.operations(version);
+        t.close();
+        const back = this.reopenAt(name, version - 1);
+        this.trees.set(name, back);
+        for (const op of ops) {
+          if (op.value === null) back.remove(op.key);
+          else back.set(op.key, op.value);
+        }
+      }
+    } catch (e) {
+      this.failed = cause;
+      return new IavlError(
+        cause.code,
+        `version ${version} was not committed: store ${failing}: ${cause.message}; stores ${committed.join(", ")} had committed it and could not be brought back (${(e as Error).message}): reopen to continue from version ${version - 1}`,
+        { cause },
+      );
+    }
+    const back = committed.length === 0 ? "" : `; store${committed.length > 1 ? "s" : ""} ${committed.join(", ")} had committed it and ${committed.length > 1 ? "are" : "is"} back at version ${version - 1}, the changes pending again`;
+    return new IavlError(cause.code, `version ${version} was not committed: store ${failing}: ${cause.message}${back}; every store is at version ${version - 1}: commit() again once space returns`, { cause });
   }
 
   /**
@@ -195,7 +264,8 @@ export class MultiTree {
   appHashAt(version: number): Uint8Array {
     this.ensureOpen();
     checkVersion(version);
-    const h = this.grouping?.rows.find((r) => r.version === version)?.appHash ?? this.marker.appHashAt(version);
+    const pending = [...(this.grouping?.rows ?? []), ...(this.unrecorded === undefined ? [] : [this.unrecorded])];
+    const h = pending.find((r) => r.version === version)?.appHash ?? this.marker.appHashAt(version);
     if (h === undefined) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed by this multi-store`);
     return h;
   }
@@ -230,6 +300,15 @@ export class MultiTree {
     this.closed = true;
     try {
       for (const t of this.trees.values()) t.close();
+      // A completion the disk refused: recorded now if it can be, else by the next open, from the stores.
+      const u = this.unrecorded;
+      if (u !== undefined) {
+        try {
+          this.marker.complete(u.version, u.appHash);
+        } catch {
+          // The next open completes it: every store holds the version.
+        }
+      }
     } finally {
       this.marker.close();
     }

@@ -7,7 +7,7 @@ import { checkEntry, checkIterateOptions, checkKey, checkObject, checkString, ch
 import { digestBytes } from "../base/hash.js";
 import type { ExportNode } from "../tree/export-node.js";
 import type { CommitmentProof, IterateOptions, ReadonlyTree } from "../tree/readonly-tree.js";
-import { checkVersionRange, type HistoryOptions, historyQuery, type KeyHistory, type VersionChange } from "../tree/store-contract.js";
+import { checkVersionRange, type HistoryOptions, historyQuery, type KeyHistory, type KeyOp, type VersionChange } from "../tree/store-contract.js";
 import { WorkingTree } from "../tree/working-tree.js";
 import { ReadOnlyStore } from "../store/read/read-only-store.js";
 import type { PruneResult } from "../prune/pruner.js";
@@ -213,6 +213,16 @@ export class Tree {
       throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed (latest is ${this.state.version})`);
     }
     return this.backend.view(version, () => this.ensureOpen());
+  }
+
+  /**
+   * @internal The operations that made committed `version`, in the order they were applied: what replaying it
+   * takes (a multi-store undoing a version some stores committed). `VERSION_PRUNED` when they are not kept.
+   */
+  operations(version: number): KeyOp[] {
+    this.ensureOpen();
+    checkVersion(version);
+    return this.backend.operations(version, () => this.ensureOpen());
   }
 
   /**

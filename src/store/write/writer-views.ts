@@ -4,7 +4,7 @@
  * @module
  */
 import type { ReadonlyTree } from "../../tree/readonly-tree.js";
-import type { HistoryQuery, KeyChange, KeyHistory, Latest, ValueOf } from "../../tree/store-contract.js";
+import type { HistoryQuery, KeyChange, KeyHistory, KeyOp, Latest, ValueOf } from "../../tree/store-contract.js";
 import { storedHistory } from "../read/key-history.js";
 import type { VersionRow } from "../../sqlite/rows.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
@@ -38,6 +38,11 @@ export class WriterViews {
   /** The net changes that made committed `version`, in key order. */
   changes(version: number, alive: () => void): Iterable<KeyChange> {
     return this.open(version, alive).changes();
+  }
+
+  /** The operations that made committed `version`, in their order, once it has landed. */
+  operations(version: number, alive: () => void): KeyOp[] {
+    return this.open(version, alive).operations();
   }
 
   /** A page of `key`'s history up to committed version `latest`, once that version has landed. */
