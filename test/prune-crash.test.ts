@@ -1,5 +1,6 @@
+import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { branchRowsProblem, leafRowsProblem } from "./helpers.js";
@@ -7,6 +8,7 @@ import { applyVersion } from "./fixtures/version-ops.js";
 import { node } from "./processes.js";
 
 const child = fileURLToPath(new URL("./fixtures/prune-child.ts", import.meta.url));
+const main = inject("cli");
 
 /** Where a killed child was: the latest version before its prune, the last commit it saw return, and its prune's state. */
 interface Killed {
@@ -85,5 +87,32 @@ describe("SIGKILL during a prune", () => {
       expect(leafRowsProblem(dir)).toBeUndefined();
     }
     // A safety net: nothing here waits on the clock (a busy machine makes each child and prune thread slow to start).
+  }, 600_000);
+
+  it("iavlite prune with no version left to remove still finishes a prune a kill cut short", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { checkpointInterval: 5, shardSize: 10 });
+    for (let v = 1; v <= 60; v++) {
+      applyVersion(t, v);
+      t.commit();
+    }
+    t.close();
+    // Killed right after its first step: versions ≤ 40 are gone, the rows they leave are not.
+    const killed = await killDuringPrune(dir, 40, "versions");
+    expect(killed.state).toMatch(/^holding \d+ versions/);
+    expect(leafRowsProblem(dir)).toBeDefined();
+    const kept = Tree.openReadOnly(dir);
+    const versions = kept.versions();
+    kept.close();
+    expect(versions[0]).toBe(41);
+    // Keeping more versions than there are: no version to remove.
+    const r = spawnSync(process.execPath, [main, "prune", dir, "--keep-recent", String(versions.length + 5)], { encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^nothing to prune: \d+ version\(s\) kept, \d+ asked; reclaimed .* that earlier prunes left/);
+    expect(leafRowsProblem(dir)).toBeUndefined();
+    expect(branchRowsProblem(dir)).toBeUndefined();
+    const after = Tree.openReadOnly(dir);
+    expect(after.versions()).toEqual(versions);
+    after.close();
   }, 600_000);
 });

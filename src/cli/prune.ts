@@ -46,6 +46,11 @@ function nothingPruned(keptFrom: number): PruneResult {
   return { pruned: 0, keptFrom, reclaimedBytes: 0, droppedShards: 0 };
 }
 
+/** What a prune with no version to remove still reclaimed: what earlier prunes left (rows of one cut short, free pages). */
+function leftovers(dir: string, before: number): string {
+  return before - folderBytes(dir) > 0 ? `; ${reclaimed(dir, before)} that earlier prunes left (rows of one cut short, free pages)` : "";
+}
+
 /** What the folder lost: `before` (its bytes before the store was opened) less its bytes now, after the close. */
 function reclaimed(dir: string, before: number): string {
   const lost = before - folderBytes(dir);
@@ -62,17 +67,22 @@ async function pruneStore(path: string, opts: PruneCliOptions, cmd: Command): Pr
     const latest = tree.version;
     const target = latest - opts.keepRecent;
     const first = versions[0];
+    // With no version to remove, a store pruned before still runs the prune: one cut short (a kill, a full disk)
+    // left rows that only a prune removes.
     const result =
-      first !== undefined && target >= first
+      first !== undefined && (target >= first || first > 1)
         ? await withProgress("prune", 0, (bar) =>
-            tree.prune(target, { keepEvery: opts.keepEvery, onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`) }),
+            tree.prune(Math.max(target, first - 1), {
+              keepEvery: opts.keepEvery,
+              onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`),
+            }),
           )
         : nothingPruned(first ?? latest);
     return { versions, latest, target, result };
   });
   // Measured after the close: the prune's last checkpoint and the WAL's removal are done.
   if (globals(cmd).json) outJson({ target, latest, ...result, reclaimedBytes: before - folderBytes(path) });
-  else if (result.pruned === 0) out(`nothing to prune: ${versions.length} version(s) kept, ${opts.keepRecent} asked`);
+  else if (result.pruned === 0) out(`nothing to prune: ${versions.length} version(s) kept, ${opts.keepRecent} asked${leftovers(path, before)}`);
   else {
     out(`pruned ${result.pruned} version(s) up to ${target}; kept versions ${result.keptFrom} … ${latest}`);
     out(`${reclaimed(path, before)}; ${result.droppedShards} shard(s) dropped whole`);
@@ -87,10 +97,14 @@ async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions,
     const latest = multi.version;
     const target = latest - opts.keepRecent;
     const first = Math.min(...stores.map((n) => multi.tree(n).versions()[0] ?? latest));
+    // As for one store: a folder pruned before runs the prune even with no version to remove.
     const results =
-      latest > 0 && target >= first
+      latest > 0 && (target >= first || first > 1)
         ? await withProgress("prune", 0, (bar) =>
-            multi.prune(target, { keepEvery: opts.keepEvery, onProgress: (done, total, phase) => bar.update(done, total, `prune ${phase}`) }),
+            multi.prune(Math.max(target, first - 1), {
+              keepEvery: opts.keepEvery,
+              onProgress: (done, total, phase) => bar.update(done, total, `prune ${phase}`),
+            }),
           )
         : new Map<string, PruneResult>();
     const each = stores.map((name) => {
@@ -102,7 +116,9 @@ async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions,
   // Measured after the close, store by store, as for one store.
   const lost = (name: string): number => before.get(name)! - folderBytes(storeDir(dir, name));
   if (globals(cmd).json) outJson({ target, latest, stores: each.map((s) => ({ ...s, reclaimedBytes: lost(s.name) })) });
-  else if (each.every((s) => s.pruned === 0)) out(`nothing to prune: ${opts.keepRecent} version(s) asked of ${stores.length} stores`);
+  else if (each.every((s) => s.pruned === 0)) {
+    out(`nothing to prune: ${opts.keepRecent} version(s) asked of ${stores.length} stores${stores.map((n) => leftovers(storeDir(dir, n), before.get(n)!)).join("")}`);
+  }
   else {
     for (const s of each) {
       // Snapshots kept by --keep-every are older than keptFrom.

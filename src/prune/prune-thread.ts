@@ -14,7 +14,7 @@ import { WriteTurn } from "../base/write-turn.js";
 import { databaseBytes, openWriter, type Connection } from "../sqlite/connection.js";
 import { paceWal } from "../sqlite/wal.js";
 import { yieldBeforeWrites } from "../sqlite/write-errors.js";
-import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards } from "../sqlite/prune-rows.js";
+import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards, type PrunePlan } from "../sqlite/prune-rows.js";
 import { pruneBranches } from "../sqlite/orphaned-branches.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
@@ -119,6 +119,25 @@ function prune(upTo: number, keepEvery: number | undefined, keepFree: number, on
   const before = databaseBytes(data.file);
   const plan = step((db) => markPruned(db, upTo, keepEvery));
   onProgress(1, 5, "versions");
+  try {
+    return removeRows(plan, before, keepFree, onProgress);
+  } catch (e) {
+    throw cutShort(e, plan);
+  }
+}
+
+/**
+ * A failure after the prune's first step, told as it is: the versions are gone already (readers get VERSION_PRUNED),
+ * and what they leave behind is removed by the next prune (each step can be repeated).
+ */
+function cutShort(e: unknown, plan: PrunePlan): unknown {
+  if (!(e instanceof IavlError) || e.code === "CLOSED") return e;
+  const what = plan.removed === 0 ? "no version was removed" : `${plan.removed} version(s) before ${plan.keepFrom} were removed`;
+  return new IavlError(e.code, `the prune stopped part-way: ${what}, then ${e.message.replace(/; nothing of it was stored$/, "")}; the next prune removes the rows they left`, { cause: e });
+}
+
+/** The prune's steps after the first: the rows no kept version reads, then the space they took. */
+function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgress: Progress): PruneResult {
   const through = plan.base?.version;
   if (through !== undefined) {
     // Rows superseded at or before the version replays start from are dead, a version at a time.
