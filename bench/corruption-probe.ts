@@ -9,20 +9,18 @@
  * then the counts. test/corruption-probe.test.ts runs a dozen copies.
  * @module
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { isIavlError, toHex, Tree, type ReadonlyTree } from "../src/index.js";
-
-/** How a read of a damaged copy ended. */
-type Outcome = "right" | "refused" | "wrong" | "raw";
+import { toHex, Tree, type ReadonlyTree } from "../src/index.js";
+import { copyStore, damageFile, tried, wrongGet, wrongIteration, type Outcome } from "../sim/damage.js";
 
 /** One damaged copy: what was damaged, how each read path ended, and what found the damage. */
 export interface CopyReport {
   damage: string;
   /** Per read path: its outcome, with a word on what was wrong or thrown. */
-  paths: Record<string, { outcome: Outcome; note?: string }>;
+  paths: Record<string, Outcome>;
   verifyFlags: boolean;
   integrityFlags: boolean;
 }
@@ -53,33 +51,30 @@ function random(seed: number): () => number {
 }
 
 interface Model {
-  /** The state after each version, by version. */
-  states: Map<number, Map<string, string>>;
-  keys: string[];
+  /** The state after each of the last versions (key hex → value), by version. */
+  states: Map<number, Map<string, Uint8Array>>;
+  keys: Uint8Array[];
   latest: number;
 }
-
-const enc = (s: string): Uint8Array => Buffer.from(s, "latin1");
-const dec = (b: Uint8Array): string => Buffer.from(b).toString("latin1");
 
 /** Writes the store: `versions` versions of sets and removes over `keys` keys, values of 1–300 random bytes. */
 function build(dir: string, rnd: () => number, keys: number, versions: number): { model: Model; tree: Tree } {
   const tree = Tree.open(dir, { checkpointInterval: 4 });
-  const names = Array.from({ length: keys }, (_, i) => `key-${(i * 7919) % keys}-${i}`);
-  const state = new Map<string, string>();
-  const states = new Map<number, Map<string, string>>();
+  const names = Array.from({ length: keys }, (_, i) => Buffer.from(`key-${(i * 7919) % keys}-${i}`));
+  const state = new Map<string, Uint8Array>();
+  const states = new Map<number, Map<string, Uint8Array>>();
   for (let v = 1; v <= versions; v++) {
     const n = v === 1 ? keys : Math.ceil(keys / 20);
     for (let i = 0; i < n; i++) {
       const k = names[v === 1 ? i : Math.floor(rnd() * keys)]!;
       if (v > 1 && rnd() < 0.2) {
-        tree.remove(enc(k));
-        state.delete(k);
+        tree.remove(k);
+        state.delete(toHex(k));
       } else {
         const value = Buffer.alloc(1 + Math.floor(rnd() * 300));
         for (let j = 0; j < value.length; j++) value[j] = Math.floor(rnd() * 256);
-        tree.set(enc(k), value);
-        state.set(k, dec(value));
+        tree.set(k, value);
+        state.set(toHex(k), value);
       }
     }
     tree.commit();
@@ -88,51 +83,10 @@ function build(dir: string, rnd: () => number, keys: number, versions: number): 
   return { model: { states, keys: names, latest: versions }, tree };
 }
 
-/** Damages `file` once: 4 KiB of random bytes, or one byte flipped, at a random offset. */
-function damage(file: string, rnd: () => number, kind: "block" | "byte"): string {
-  const bytes = readFileSync(file);
-  if (kind === "block") {
-    const at = Math.floor(rnd() * Math.max(1, bytes.length - 4096));
-    for (let i = at; i < Math.min(bytes.length, at + 4096); i++) bytes[i] = Math.floor(rnd() * 256);
-    writeFileSync(file, bytes);
-    return `4 KiB at ${at}`;
-  }
-  const at = Math.floor(rnd() * bytes.length);
-  bytes[at] ^= 1 + Math.floor(rnd() * 255);
-  writeFileSync(file, bytes);
-  return `byte ${at}`;
-}
-
-/** Runs one read path and classifies how it ended; `check` returns a description of what was wrong, if anything. */
-function tried(paths: CopyReport["paths"], name: string, check: () => string | undefined): void {
-  try {
-    const wrong = check();
-    paths[name] = wrong === undefined ? { outcome: "right" } : { outcome: "wrong", note: wrong };
-  } catch (e) {
-    paths[name] = isIavlError(e) ? { outcome: "refused", note: e.code } : { outcome: "raw", note: `${(e as Error).name}: ${(e as Error).message}` };
-  }
-}
-
 /** The reads of one version: every key of the model (present and absent) by get, and a whole iteration. */
-function readVersion(paths: CopyReport["paths"], name: string, view: () => Pick<ReadonlyTree, "get" | "iterate">, expected: Map<string, string>, keys: string[]): void {
-  tried(paths, `${name} get`, () => {
-    const v = view();
-    for (const k of keys) {
-      const got = v.get(enc(k));
-      const want = expected.get(k);
-      if ((got === undefined ? undefined : dec(got)) !== want) return `key ${k}: got ${got === undefined ? "nothing" : toHex(got).slice(0, 16)}`;
-    }
-    return undefined;
-  });
-  tried(paths, `${name} iterate`, () => {
-    const want = [...expected].sort(([a], [b]) => Buffer.compare(enc(a), enc(b)));
-    let i = 0;
-    for (const [k, x] of view().iterate()) {
-      const w = want[i++];
-      if (w === undefined || w[0] !== dec(k) || w[1] !== dec(x)) return `pair ${i - 1}: ${dec(k)}`;
-    }
-    return i === want.length ? undefined : `${i} pairs, not ${want.length}`;
-  });
+function readVersion(paths: CopyReport["paths"], name: string, view: () => Pick<ReadonlyTree, "get" | "iterate">, expected: Map<string, Uint8Array>, keys: Uint8Array[]): void {
+  paths[`${name} get`] = tried(() => wrongGet(view(), keys, expected));
+  paths[`${name} iterate`] = tried(() => wrongIteration(view(), expected));
 }
 
 /** Every read path of one copy, the read-only handle's first (a writer may change the file). */
@@ -140,18 +94,18 @@ function readCopy(dir: string, model: Model): CopyReport["paths"] {
   const paths: CopyReport["paths"] = {};
   const versions = [...model.states.keys()];
   let ro: ReturnType<typeof Tree.openReadOnly> | undefined;
-  tried(paths, "open read-only", () => {
+  paths["open read-only"] = tried(() => {
     ro = Tree.openReadOnly(dir);
     return ro.version === model.latest ? undefined : `version ${ro.version}`;
   });
   if (ro !== undefined) {
     const r = ro;
     for (const v of versions) readVersion(paths, `read-only v${v}`, () => r.at(v), model.states.get(v)!, model.keys);
-    tried(paths, "history", () => {
+    paths["history"] = tried(() => {
       for (const k of model.keys.slice(0, 50)) {
-        for (const e of r.history(enc(k)).entries) {
-          const want = model.states.get(e.version)?.get(k);
-          if (model.states.has(e.version) && (e.value === null ? undefined : dec(e.value)) !== want) return `key ${k} at ${e.version}`;
+        for (const e of r.history(k).entries) {
+          const want = model.states.get(e.version)?.get(toHex(k));
+          if (model.states.has(e.version) && (e.value === null ? undefined : toHex(e.value)) !== (want === undefined ? undefined : toHex(want))) return `key ${toHex(k)} at ${e.version}`;
         }
       }
       return undefined;
@@ -159,7 +113,7 @@ function readCopy(dir: string, model: Model): CopyReport["paths"] {
     r.close();
   }
   let t: Tree | undefined;
-  tried(paths, "open writer", () => {
+  paths["open writer"] = tried(() => {
     t = Tree.open(dir);
     return t.version === model.latest ? undefined : `version ${t.version}`;
   });
@@ -215,8 +169,7 @@ export async function probe(opts: { copies: number; seed: number; keys?: number;
     const { model, tree } = build(open, rnd, opts.keys ?? 1500, opts.versions ?? 12);
     await tree.flush();
     const withWal = join(root, "with-wal");
-    mkdirSync(withWal);
-    for (const f of ["iavl.sqlite", "iavl.sqlite-wal"]) if (existsSync(join(open, f))) copyFileSync(join(open, f), join(withWal, f));
+    copyStore(open, withWal);
     tree.close();
     const closed = open;
     const walBytes = existsSync(join(withWal, "iavl.sqlite-wal")) ? statSync(join(withWal, "iavl.sqlite-wal")).size : 0;
@@ -227,10 +180,9 @@ export async function probe(opts: { copies: number; seed: number; keys?: number;
       const inWal = walBytes > 0 && rnd() < 0.5;
       const from = inWal || rnd() < 0.5 ? withWal : closed;
       const dir = join(root, `copy-${i}`);
-      mkdirSync(dir);
-      for (const f of ["iavl.sqlite", "iavl.sqlite-wal"]) if (existsSync(join(from, f))) copyFileSync(join(from, f), join(dir, f));
+      copyStore(from, dir);
       const kind = rnd() < 0.5 ? "block" : "byte";
-      const where = damage(join(dir, inWal ? "iavl.sqlite-wal" : "iavl.sqlite"), rnd, kind);
+      const where = damageFile(join(dir, inWal ? "iavl.sqlite-wal" : "iavl.sqlite"), rnd, kind);
       const report: CopyReport = {
         damage: `${inWal ? "WAL" : from === withWal ? "main file (WAL beside)" : "main file"}: ${where}`,
         paths: {},
@@ -239,15 +191,14 @@ export async function probe(opts: { copies: number; seed: number; keys?: number;
       };
       // integrity_check and verify read the copy as damaged, before any writer could checkpoint the WAL into it.
       const probeDir = join(root, `copy-${i}-checks`);
-      mkdirSync(probeDir);
-      for (const f of ["iavl.sqlite", "iavl.sqlite-wal"]) if (existsSync(join(dir, f))) copyFileSync(join(dir, f), join(probeDir, f));
+      copyStore(dir, probeDir);
       report.integrityFlags = integrityFlags(probeDir);
       report.verifyFlags = verifyFlags(probeDir);
       report.paths = readCopy(dir, model);
       reports.push(report);
       rmSync(dir, { recursive: true, force: true });
       rmSync(probeDir, { recursive: true, force: true });
-      const bad = Object.entries(report.paths).filter(([, p]) => p.outcome === "wrong" || p.outcome === "raw");
+      const bad = Object.entries(report.paths).flatMap(([name, p]) => (p.outcome === "wrong" || p.outcome === "raw" ? [[name, p] as const] : []));
       const refused = Object.values(report.paths).some((p) => p.outcome === "refused");
       if (bad.length > 0 || refused || report.verifyFlags || report.integrityFlags) {
         opts.log?.(

@@ -49,6 +49,8 @@ export type Step =
   | { t: "crash-import"; pick: Pick; killAfterMs: number }
   /** A read-only handle in another process, reading for `ms` while this one goes on; checked at the next settle. */
   | { t: "reader-process"; ms: number }
+  /** A copy of the store with `kind` damage in its main file or WAL, read where the model says what is right. */
+  | { t: "damage"; seed: number; wal: boolean; kind: "block" | "byte" }
   | { t: "check" };
 
 /** A whole life. */
@@ -64,6 +66,8 @@ export interface LifeKinds {
   crash: boolean;
   /** The CLI run as an operator would, in a child process. */
   cli: boolean;
+  /** Copies of the store damaged on disk (main file or WAL), whose every read must be right or refused. */
+  damage?: boolean;
 }
 
 const SLOTS = 3;
@@ -129,6 +133,8 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
     ...(kinds.crash ? ([["crash", 1.5]] as const) : []),
     ...(kinds.cli ? ([["cli", 0.5], ["cli-op", 0.5]] as const) : []),
     ...(kinds.crash ? ([["crash-import", 0.4], ["reader-process", 0.8]] as const) : []),
+    // Last, so that the lives of seeds drawn before it existed are unchanged.
+    ...(kinds.damage === true ? ([["damage", 1.5]] as const) : []),
   ];
   for (let i = 0; i < count; i++) {
     const slot = r.int(0, SLOTS - 1);
@@ -201,6 +207,9 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
         break;
       case "check":
         steps.push({ t: "check" });
+        break;
+      case "damage":
+        steps.push({ t: "damage", seed: r.int(1, 2 ** 31), wal: r.chance(0.5), kind: r.chance(0.5) ? "block" : "byte" });
         break;
     }
   }

@@ -5,7 +5,7 @@
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +16,7 @@ import { KEYS, keyBytes, keyHex, Model, type Rec } from "./model.js";
 import { Random } from "./random.js";
 import { branchRowsProblem } from "../test/helpers.js";
 import { cliCommand, scriptArgs } from "./child-command.js";
+import { copyStore, damageFile, tried, wrongGet, wrongIteration, type Outcome } from "./damage.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const root = join(here, "..");
@@ -239,6 +240,8 @@ class LifeRun {
       case "reader-process":
         this.readerProcess(s.ms);
         return;
+      case "damage":
+        return this.damage(s);
       case "check":
         this.checkAll();
         return;
@@ -695,6 +698,52 @@ class LifeRun {
    * Closes the writer, lets a child process commit the child's seeded versions, and kills it with SIGKILL after
    * `killAfterMs` (or lets it finish): the store must reopen at a version the child reached, whole.
    */
+  /**
+   * A copy of the store, damaged: every read of it is right (as the model has it) or refused with an IavlError, never
+   * a wrong value nor SQLite's own error. The copy is taken beside the open writer, so an undamaged twin is read
+   * first: a copy that raced a WAL checkpoint is skipped (it says nothing about damage).
+   */
+  private async damage(s: Extract<Step, { t: "damage" }>): Promise<void> {
+    await this.settle();
+    const latest = this.model.latest;
+    const rec = this.model.versions.get(latest);
+    if (rec === undefined) return;
+    const keys = Array.from({ length: KEYS }, (_, k) => keyBytes(k));
+    const twin = join(this.dir, "..", `${this.dir.split("/").pop()}-twin`);
+    const copy = `${twin}-damaged`;
+    try {
+      copyStore(this.dir, twin);
+      const whole = tried(() => {
+        const ro = Tree.openReadOnly(twin);
+        try {
+          return ro.version !== latest ? `version ${ro.version}` : (wrongGet(ro.at(latest), keys, rec.content) ?? wrongIteration(ro.at(latest), rec.content));
+        } finally {
+          ro.close();
+        }
+      });
+      if (whole.outcome !== "right") return;
+      copyStore(twin, copy);
+      const file = join(copy, s.wal && existsSync(join(copy, "iavl.sqlite-wal")) ? "iavl.sqlite-wal" : "iavl.sqlite");
+      const r = new Random(s.seed);
+      const where = damageFile(file, () => r.next(), s.kind);
+      const paths: Array<[string, Outcome]> = [];
+      let ro: ReadOnlyStore | undefined;
+      paths.push(["open", tried(() => void (ro = Tree.openReadOnly(copy)))]);
+      if (ro !== undefined) {
+        const h = ro;
+        paths.push(["get", tried(() => (h.version === latest ? wrongGet(h.at(latest), keys, rec.content) : undefined))]);
+        paths.push(["iterate", tried(() => (h.version === latest ? wrongIteration(h.at(latest), rec.content) : undefined))]);
+        h.close();
+      }
+      for (const [name, o] of paths) {
+        if (o.outcome === "wrong" || o.outcome === "raw") this.fail(`a copy damaged in ${file.endsWith("-wal") ? "its WAL" : "its main file"} (${where}): ${name} ${o.outcome}: ${o.note}`);
+      }
+    } finally {
+      rmSync(twin, { recursive: true, force: true });
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }
+
   private async crash(s: Extract<Step, { t: "crash" }>): Promise<void> {
     await this.settle();
     this.closeWriter();

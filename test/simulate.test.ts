@@ -30,10 +30,13 @@ const FOUND = [
 /** Lives run on every change: a spread of options (checkpoint intervals, keepRecent/keepEvery, tiny budgets, shards). */
 const FIXED = [2, 4, 6, 13, 22];
 
+/** Lives with damaged copies of the store among their steps (their reads must be right or refused). */
+const DAMAGED = [103];
+
 describe("lifecycle simulator", () => {
-  for (const seed of [...FOUND, ...FIXED]) {
+  for (const seed of [...FOUND, ...FIXED, ...DAMAGED]) {
     it(`life of seed ${seed}`, { timeout: 180_000 }, async () => {
-      const stats = await runLife(drawLife(seed, { crash: true, cli: seed === 22 }));
+      const stats = await runLife(drawLife(seed, { crash: true, cli: seed === 22, damage: DAMAGED.includes(seed) }));
       expect(stats.steps).toBeGreaterThan(0);
     });
   }
