@@ -15,6 +15,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { toHex, Tree, type ReadonlyTree } from "../src/index.js";
 import { copyStore, damageFile, tried, wrongGet, wrongIteration, type Outcome } from "../sim/damage.js";
+import { Random } from "../sim/random.js";
 
 /** One damaged copy: what was damaged, how each read path ended, and what found the damage. */
 export interface CopyReport {
@@ -38,17 +39,6 @@ export interface ProbeSummary {
 
 const SAMPLE_VERSIONS = 3;
 
-/** A deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Model {
   /** The state after each of the last versions (key hex → value), by version. */
@@ -160,7 +150,8 @@ function integrityFlags(dir: string): boolean {
 
 /** Runs the probe on `copies` damaged copies of one store. */
 export async function probe(opts: { copies: number; seed: number; keys?: number; versions?: number; log?: (line: string) => void }): Promise<ProbeSummary> {
-  const rnd = random(opts.seed);
+  const random = new Random(opts.seed);
+  const rnd = (): number => random.next();
   const root = mkdtempSync(join(tmpdir(), "iavlite-probe-"));
   try {
     // Two originals: one closed (everything in the main file), one copied while its writer was open (recent
