@@ -4,12 +4,14 @@
  * commits a scaled mixed stream with walCheckpoints "external" while `iavlite replicate` ships every SQLite file of
  * its folder; the writer is SIGKILLed, Litestream stopped once it shipped the rest; restores then give the last
  * version committed, the replica's state at the kill (`--timestamp` of the kill), an earlier point (`--timestamp`),
- * and an older version (`--version`), each opening whole with the writer's hash for its version.
+ * and an older version (`--version`), each opening whole with the writer's hash for its version. A time between a
+ * snapshot and the WAL it needs, which Litestream restores torn, is refused.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
 import { describe, expect, it, inject } from "vitest";
 import { MultiTree, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
@@ -270,4 +272,57 @@ describe("replicate and restore on the command line", () => {
     expect([badProgress.code, (badProgress.json["error"] as { message: string }).message]).toEqual([2, expect.stringContaining("--progress must be a duration")]);
     expect([verboseProgress.code, (verboseProgress.json["error"] as { message: string }).message]).toEqual([2, expect.stringMatching(/--verbose.*--progress/)]);
   }, 60_000);
+});
+
+describe("a time between a Litestream snapshot and the WAL it needs", () => {
+  it("is refused as CORRUPT naming the file, where Litestream returns its snapshot alone, torn; the replica restores whole", async () => {
+    const base = tempDir("iavlite-litestream-torn-");
+    const dir = join(base, "data");
+    const replica = join(base, "replica");
+    const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+    const commit = (t: Tree, v: number): void => {
+      for (let i = 0; i < 400; i++) t.set(text(`key-${v * 1000 + i}`), text(`value ${i} of version ${v} `.repeat(8)));
+      t.commit();
+    };
+    // Five versions checkpointed into the file, three in the WAL that a reader then holds back, four more after them.
+    let t = Tree.open(dir);
+    for (let v = 1; v <= 5; v++) commit(t, v);
+    t.close();
+    t = Tree.open(dir, { walCheckpoints: "external" });
+    for (let v = 6; v <= 8; v++) commit(t, v);
+    const reader = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+    reader.exec("BEGIN");
+    reader.prepare("SELECT count(*) FROM versions").get();
+    for (let v = 9; v <= 12; v++) commit(t, v);
+    const hash = toHex(t.hash);
+    // The checkpoint Litestream runs before it copies the file stops at the reader's versions and skips each page
+    // changed again after them: the file it copies as its snapshot mixes pages of versions 5 and 8.
+    const rep = new Child([main, "replicate", dir, "--to", replica, "--sync-interval", "100ms", "--verbose"]);
+    try {
+      // Stopped before its first WAL segment, Litestream would leave a generation its restore panics on.
+      await rep.until(() => rep.stdout.includes('msg="wal segment written"'), "the first WAL segment");
+    } finally {
+      reader.exec("ROLLBACK");
+      reader.close();
+      await rep.stop("SIGTERM");
+      t.close();
+    }
+    // The WAL shipped a minute after the snapshot, as a busy machine ships a big first WAL late.
+    const gen = join(replica, "iavl.sqlite", "generations", readdirSync(join(replica, "iavl.sqlite", "generations"))[0]!);
+    const snapshotAt = statSync(join(gen, "snapshots", "00000000.snapshot.lz4")).mtimeMs;
+    const shipped = new Date(snapshotAt + 60_000);
+    for (const f of readdirSync(join(gen, "wal"))) utimesSync(join(gen, "wal", f), shipped, shipped);
+
+    const [between, latest] = await Promise.all([
+      iavlite(["restore", replica, join(base, "between"), "--timestamp", new Date(snapshotAt + 1_000).toISOString()]),
+      iavlite(["restore", replica, join(base, "latest")]),
+    ]);
+    const error = between.json["error"] as { code: string; message: string } | undefined;
+    expect([between.code, error?.code], between.out).toEqual([1, "CORRUPT"]);
+    expect(error!.message).toMatch(/^iavl\.sqlite as litestream restored it from .* as of .* is not whole \(SQLite finds: .+\): at that time the replica held only Litestream's snapshot of it/);
+    // Nothing half restored is left to be opened.
+    expect(existsSync(join(base, "between"))).toBe(false);
+    // The replica itself is sound: restored with the WAL after the snapshot, it is whole at the last version.
+    expect([latest.code, latest.json["version"], latest.json["hash"]], latest.out).toEqual([0, 12, hash]);
+  }, 120_000);
 });

@@ -17,8 +17,10 @@ import { dirname, join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "commander";
 import { multiStoreNames } from "../api/multi-folder.js";
+import { IavlError } from "../base/errors.js";
 import { MARKER_FILE } from "../sqlite/commit-marker.js";
 import { STORE_FILE, storeFileIn } from "../sqlite/connection.js";
+import { copyProblems } from "../sqlite/integrity.js";
 import { UsageError } from "./format.js";
 
 /** A failure of the litestream binary (it could not start, or exited with an error): exit status 1, code `LITESTREAM`. */
@@ -309,54 +311,106 @@ export interface RestoredFiles {
   multi: boolean;
   /** True when a multi-store's marker had no replica (at the time asked for): the stores alone were restored. */
   markerMissing: boolean;
-  /** How long the restores took (run side by side), in seconds. */
+  /** How long `litestream restore` took (every file side by side; the checks after it not counted), in seconds. */
   seconds: number;
 }
 
 /**
- * Restores every file the replica at `from` holds into the new folder `dir` with `litestream restore`, side by side;
- * with `timestamp` (an RFC 3339 time) each as it was then. Throws {@link LitestreamError} when one fails.
+ * Restores every file the replica at `from` holds into the new folder `dir` (missing or empty) with `litestream
+ * restore`, side by side; with `timestamp` (an RFC 3339 time) each as it was then. Throws {@link LitestreamError} when
+ * one fails, `CORRUPT` when one comes back not whole ({@link checkWhole}); `dir` is left as it was then.
  */
 export async function restoreReplicas(from: string, dir: string, stores: readonly string[], timestamp?: string): Promise<RestoredFiles> {
   const files = await replicaFiles(from, stores);
   const abs = resolve(dir);
+  const existed = existsSync(abs);
   const temp = mkdtempSync(join(tmpdir(), "iavlite-restore-"));
   try {
     // Through a config, not replica URLs on the command line: litestream re-escapes a file:// URL's path.
     const config = join(temp, "litestream.yml");
     writeFileSync(config, litestreamConfig(abs, files, from));
     const t0 = performance.now();
-    await Promise.all(
+    // Every restore ends before anything is removed: one that failed must not race the others' writes.
+    const ends = await Promise.allSettled(
       files.map((rel) => {
         mkdirSync(dirname(join(abs, rel)), { recursive: true });
         // A marker without a replica is rebuilt from the stores (as a lost one is).
         return restoreFile(from, config, join(abs, rel), rel, timestamp, rel === MARKER_FILE);
       }),
     );
+    const seconds = (performance.now() - t0) / 1e3;
+    try {
+      for (const e of ends) if (e.status === "rejected") throw e.reason;
+      for (const e of ends) if (e.status === "fulfilled" && e.value !== undefined) checkWhole(e.value, from);
+    } catch (e) {
+      // Nothing half restored is left to be opened by mistake.
+      if (existed) for (const f of readdirSync(abs)) rmSync(join(abs, f), { recursive: true, force: true });
+      else rmSync(abs, { recursive: true, force: true });
+      throw e;
+    }
     const multi = files[0] === MARKER_FILE;
-    return { files, multi, markerMissing: multi && !existsSync(join(abs, MARKER_FILE)), seconds: (performance.now() - t0) / 1e3 };
+    return { files, multi, markerMissing: multi && !existsSync(join(abs, MARKER_FILE)), seconds };
   } finally {
     rmSync(temp, { recursive: true, force: true });
   }
 }
 
+/** A file `litestream restore` wrote. */
+interface RestoredFile {
+  /** Where, and which file of the folder it is. */
+  out: string;
+  rel: string;
+  /** The time it was restored as of (undefined: as last shipped). */
+  timestamp: string | undefined;
+  /** What Litestream printed while restoring it. */
+  said: string;
+}
+
 /**
  * Restores the file `rel` to `out` (a database of `config`). Litestream restores a time only within a generation's
  * span, from its snapshot to the last change it shipped; a local replica whose last change came before `timestamp` is
- * restored whole instead, since it held nothing newer then. False when an `optional` file has no replica (at that time).
+ * restored whole instead, since it held nothing newer then. Undefined when an `optional` file has no replica (at that
+ * time).
  */
-async function restoreFile(from: string, config: string, out: string, rel: string, timestamp: string | undefined, optional: boolean): Promise<boolean> {
+async function restoreFile(from: string, config: string, out: string, rel: string, timestamp: string | undefined, optional: boolean): Promise<RestoredFile | undefined> {
   const run = (at: string | undefined): Promise<string> =>
     runLitestream(["restore", "-config", config, "-if-replica-exists", ...(at === undefined ? [] : ["-timestamp", at]), out]);
-  await run(timestamp);
-  if (existsSync(out)) return true;
+  const said = await run(timestamp);
+  if (existsSync(out)) return { out, rel, timestamp, said };
   if (timestamp !== undefined && isLocal(from) && Date.parse(timestamp) >= lastShipped(join(localRoot(from), rel))) {
-    await run(undefined);
-    if (existsSync(out)) return true;
+    const whole = await run(undefined);
+    if (existsSync(out)) return { out, rel, timestamp: undefined, said: whole };
   }
-  if (optional) return false;
+  if (optional) return undefined;
   const when = timestamp === undefined ? "" : ` as of ${timestamp} (a time from its first snapshot to its last change shipped; leave --timestamp out for the newest state)`;
   throw new LitestreamError(`no backup of ${rel} under ${from}${when}`);
+}
+
+/**
+ * Throws `CORRUPT` unless the file Litestream restored (from the replica at `from`) is whole.
+ *
+ * Litestream 0.3's snapshot is a copy of the database file, which SQLite keeps whole only together with its WAL:
+ * a checkpoint that readers hold back skips every page changed again after the frames it may copy, so the file
+ * mixes pages of two states until the rest is checkpointed. Restored with all of the WAL after it, the snapshot
+ * comes back whole; restored as of a time between the snapshot and the WAL shipped after it, Litestream returns the
+ * snapshot alone (or with too little of that WAL), torn (test/replicate.test.ts). SQLite's structure check finds that,
+ * or a replica that lost part of its WAL, before anything reads the file.
+ */
+function checkWhole({ out, rel, timestamp, said }: RestoredFile, from: string): void {
+  const problems = copyProblems(out, rel === MARKER_FILE ? "marker" : "store");
+  if (problems.length === 0) return;
+  const found = `SQLite finds: ${problems.slice(0, 3).join("; ")}${problems.length > 3 ? "; …" : ""}`;
+  const what = `${rel} as litestream restored it from ${from}${timestamp === undefined ? "" : ` as of ${timestamp}`} is not whole (${found})`;
+  let why: string;
+  if (said.includes("snapshot only")) {
+    why = `${timestamp === undefined ? "the replica holds" : "at that time the replica held"} only Litestream's snapshot of it, a copy of the file that is whole only with the WAL shipped after it`;
+    why += timestamp === undefined ? "; restore again once Litestream shipped that WAL" : "; restore as of a later time";
+  } else if (timestamp === undefined) {
+    why = "the replica lacks part of the WAL its snapshot needs (not shipped yet, or lost) or is damaged; restore again later, or as of an earlier --timestamp";
+  } else {
+    why = "Litestream's snapshot of it is whole only with the WAL it held when it took it, and the WAL shipped by then did not reach that far (or the replica is damaged); restore as of a later time";
+  }
+  throw new IavlError("CORRUPT", `${what}: ${why}; nothing was restored`);
 }
 
 /** When a local replica last shipped anything (ms since the epoch; 0 when it holds nothing), from its files' times. */

@@ -23,6 +23,9 @@ export interface MarkerRow {
 /** File name of the marker inside a multi-store folder. */
 export const MARKER_FILE = "commits.sqlite";
 
+/** The tables every marker holds (a marker older than rollbacks lacks the `rollback` table). */
+export const MARKER_TABLES = ["commits"];
+
 /** The marker's account of the versions. */
 export interface MarkerState {
   /** The newest version every store committed (0: none). */

@@ -16,7 +16,8 @@ export interface StatsSource {
   readonly tables: ReadonlySet<string>;
 }
 
-const REQUIRED_TABLES = ["versions", "leaves", "version_ops", "shards", "meta"];
+/** The tables every iavlite store holds. */
+export const STORE_TABLES = ["versions", "leaves", "version_ops", "shards", "meta"];
 
 /**
  * Runs `read` on a read-only connection to the store of `dir`, in one read transaction so that every count describes
@@ -29,7 +30,7 @@ export function readStoreStats<T>(dir: string, read: (s: StatsSource) => T): T {
   try {
     checkSchema(db, file, true);
     const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
-    const missing = REQUIRED_TABLES.filter((t) => !tables.has(t));
+    const missing = STORE_TABLES.filter((t) => !tables.has(t));
     if (missing.length > 0) throw new IavlError("NOT_A_STORE", `${file} is not an iavlite store (no ${missing.join(", ")} table)`);
     return db.transaction(() => read({ db, tables }))();
   } finally {
