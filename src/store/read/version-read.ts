@@ -4,7 +4,7 @@
  * @module
  */
 import { fromSqlite, IavlError } from "../../base/errors.js";
-import { latin1Bytes, toHex } from "../../base/bytes.js";
+import { latin1Bytes } from "../../base/bytes.js";
 import type { ValueOf } from "../../tree/store-contract.js";
 import type { VersionRow } from "../../sqlite/rows.js";
 import type { VersionState } from "../../sqlite/version-reader.js";
@@ -25,14 +25,6 @@ export function storedValue(store: StoreReader): ValueOf {
     if (v === undefined || v === null) throw new IavlError("CORRUPT", `the value of a leaf of version ${t.version(leaf)} is missing`);
     return v;
   };
-}
-
-/** The error of a key the tree of `version` holds but the (key, version) index of `file` does not find. */
-export function missingFromIndex(file: string, key: Uint8Array, version: number): IavlError {
-  return new IavlError(
-    "CORRUPT",
-    `${file}: key ${toHex(key)} is in the tree of version ${version}, but the index of values does not find it; the file is damaged (iavlite verify finds what else is)`,
-  );
 }
 
 /** A version row, and the count of rollbacks the store had recorded before the row was read. */

@@ -2,22 +2,18 @@
  * A committed version read from the store: values by key from the value rows, proofs from the version's tree.
  * @module
  */
-import { latin1, latin1Bytes, toHex } from "../../base/bytes.js";
 import { IavlError } from "../../base/errors.js";
 import { toDigest } from "../../base/hash.js";
-import { checkIterateOptions, checkKey } from "../../base/validate.js";
-import { auditVersion } from "../../tree/audit.js";
+import { checkKey } from "../../base/validate.js";
 import type { ExportNode } from "../../tree/export-node.js";
 import { NONE, rootDigest } from "../../tree/node.js";
 import { createProof } from "../../tree/proof.js";
-import { iterateLeaves } from "../../tree/iterate.js";
-import { pinnedWalk } from "../../tree/node-table.js";
-import { findLeaf } from "../../tree/read.js";
 import type { AuditOptions, AuditReport, CommitmentProof, IterateOptions, ReadonlyTree } from "../../tree/readonly-tree.js";
 import type { KeyChange, KeyOp } from "../../tree/store-contract.js";
 import type { VersionTree } from "./rebuild.js";
-import { missingFromIndex, storedValue, type VersionRead } from "./version-read.js";
-import { walkStored } from "./version-walk.js";
+import { storedValue, type VersionRead } from "./version-read.js";
+import { auditStored, exportStored } from "./version-checks.js";
+import { checkedPairs, confirmAbsent } from "./vouched-reads.js";
 
 /** Rows of a version's changes read at a time. */
 const CHANGES_PAGE = 512;
@@ -60,7 +56,7 @@ export class VersionView implements ReadonlyTree {
     // Absence is what the tree says, not the index: a damaged index entry must not read as a missing key.
     if (value === undefined && this.row.size > 0) {
       const { root, src } = this.read(() => this.tree());
-      if (this.read(() => findLeaf(root, latin1(key), src)) !== NONE) throw missingFromIndex(this.store.db.name, key, this.row.version);
+      this.read(() => confirmAbsent(this.store.db.name, key, this.row.version, root, src));
     }
     return value;
   }
@@ -69,59 +65,17 @@ export class VersionView implements ReadonlyTree {
     return this.get(key) !== undefined;
   }
 
-  /**
-   * The pairs come from the index of values, each checked against the leaf the version's tree has at that place (the
-   * same key, and the row of the leaf's version): a damaged index entry cannot drop, add or age a pair unseen.
-   */
+  /** The pairs, each vouched for by the version's tree (see vouched-reads.ts). */
   iterate(opts: IterateOptions = {}): IterableIterator<[Uint8Array, Uint8Array]> {
-    checkIterateOptions(opts);
-    const tree = this.read(() => this.tree());
-    return pinnedWalk(tree.src.t, () => this.entries(opts, tree));
+    return checkedPairs(this.v, opts, this.tree);
   }
 
-  /** The pairs of the index of values; with `tree`, each checked against the tree's leaves (see {@link iterate}). */
-  private *entries(opts: IterateOptions, tree?: VersionTree): Generator<[Uint8Array, Uint8Array]> {
-    const leaves = tree === undefined ? undefined : iterateLeaves(tree.root, opts, tree.src, () => undefined);
-    const nextLeaf = (): number | undefined => {
-      try {
-        const r = leaves!.next();
-        return r.done === true ? undefined : r.value;
-      } catch (e) {
-        // A node the walk needed is gone: pruned under it (the read says so), or damage.
-        return this.read(() => {
-          throw e;
-        });
-      }
-    };
-    for (const [key, value, rowVersion] of this.store.leaves.range(this.row.version, opts.start, opts.end, opts.reverse === true, this.read, tree !== undefined)) {
-      this.alive();
-      if (tree !== undefined) {
-        const leaf = nextLeaf();
-        if (leaf === undefined || tree.src.t.key(leaf) !== latin1(key) || tree.src.t.version(leaf) !== rowVersion) {
-          throw this.indexDiffers(leaf === undefined ? `no more leaves where the index has key ${toHex(key)}` : `leaf ${toHex(latin1Bytes(tree.src.t.key(leaf)))} of version ${tree.src.t.version(leaf)} where the index has key ${toHex(key)} of version ${rowVersion}`);
-        }
-      }
-      yield [key, value];
-    }
-    if (tree !== undefined) {
-      const leaf = nextLeaf();
-      if (leaf !== undefined) throw this.indexDiffers(`leaf ${toHex(latin1Bytes(tree.src.t.key(leaf)))} past the index's last key`);
-    }
-  }
-
-  private indexDiffers(what: string): IavlError {
-    return new IavlError("CORRUPT", `${this.store.db.name}: the index of values of version ${this.row.version} differs from its tree: ${what}; the file is damaged (iavlite verify finds what else is)`);
-  }
-
-  *export(): IterableIterator<ExportNode> {
-    for (const n of walkStored(this.v, this.read(() => this.tree()), false)) yield n.node;
+  export(): IterableIterator<ExportNode> {
+    return exportStored(this.v, this.tree);
   }
 
   audit(options?: AuditOptions): AuditReport {
-    // The key/value index as stored: the audit compares it with the tree's leaves and rehashes those.
-    const view = this;
-    const asStored = { version: this.version, get size() { return view.size; }, iterate: () => this.entries({}) };
-    return auditVersion(asStored, walkStored(this.v, this.read(() => this.tree()), true), this.read(() => toDigest(this.row.hash)), options);
+    return auditStored(this.v, this.tree, options);
   }
 
   /** The net changes that made this version, in key order: each key it set, with its value, or removed (null). */

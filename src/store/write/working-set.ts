@@ -4,10 +4,8 @@
  * budget; reopening loads the last checkpoint and replays the log since, checking the root hash.
  * @module
  */
-import { latin1 } from "../../base/bytes.js";
-import { fromSqlite, type IavlError } from "../../base/errors.js";
+import type { IavlError } from "../../base/errors.js";
 import { NONE } from "../../tree/node.js";
-import { findLeaf } from "../../tree/read.js";
 import type { CommitInput, Latest } from "../../tree/store-contract.js";
 import type { Connection } from "../../sqlite/connection.js";
 import type { WalCheckpoints } from "../../sqlite/wal.js";
@@ -15,7 +13,6 @@ import { StoreWriter } from "../../sqlite/store-writer.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
 import { NodeLoader } from "../node-loader.js";
 import { rebuildVersion } from "../read/rebuild.js";
-import { missingFromIndex } from "../read/version-read.js";
 import { MemoryBudget } from "./memory-budget.js";
 import { VersionWriter, type VersionWriterOptions } from "./version-writer.js";
 import { WriterViews } from "./writer-views.js";
@@ -49,10 +46,9 @@ export class WorkingSet {
   private readonly schedule: CheckpointSchedule;
   private readonly budget: MemoryBudget;
   private readonly writer: VersionWriter;
-  private readonly store: StoreWriter;
 
   constructor(db: Connection, file: string, options: WorkingSetOptions) {
-    const store = (this.store = new StoreWriter(db));
+    const store = new StoreWriter(db);
     const read = store.read;
     this.src = new NodeLoader(read);
     // Reopen: the last checkpoint, then the log since, checked against the stored root hash.
@@ -83,18 +79,7 @@ export class WorkingSet {
     const c = this.writer.queue?.pending(key);
     if (c !== undefined) return c.value?.slice();
     // A row read from SQLite is already a fresh array.
-    let value: Uint8Array | null | undefined;
-    try {
-      value = this.store.read.leaves.valueAt(key, Number.MAX_SAFE_INTEGER);
-    } catch (e) {
-      throw fromSqlite(e, `${this.store.db.name}: reading the latest value of a key`);
-    }
-    if (value === undefined || value === null) {
-      // Absence is what the tree says, not the index: a damaged index entry must not read as a missing key.
-      if (findLeaf(this.live.root, latin1(key), this.src) !== NONE) throw missingFromIndex(this.store.db.name, key, this.live.version);
-      return undefined;
-    }
-    return value;
+    return this.views.latest(key);
   }
 
   /** Persists a version; throws with nothing changed when it cannot. */

@@ -12,6 +12,7 @@ import type { NodeLoader } from "../node-loader.js";
 import { RebuiltTrees, type VersionTree } from "../read/rebuild.js";
 import { startRead, storedValue, VersionRead } from "../read/version-read.js";
 import { VersionView } from "../read/version-view.js";
+import { latestValue } from "../read/vouched-reads.js";
 import type { WriteQueue } from "./write-queue.js";
 
 /** Views of a writer's committed versions. */
@@ -28,6 +29,11 @@ export class WriterViews {
   ) {
     this.trees = new RebuiltTrees(read);
     this.valueOf = storedValue(read);
+  }
+
+  /** The value of `key` in the last committed version as its rows hold it (undefined: absent, as its tree agrees). */
+  latest(key: Uint8Array): Uint8Array | undefined {
+    return latestValue(this.read, key, this.live(), this.src);
   }
 
   /** A view of committed `version`; `alive` throws once the owner closed. */
