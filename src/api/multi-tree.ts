@@ -264,8 +264,9 @@ export class MultiTree {
   appHashAt(version: number): Uint8Array {
     this.ensureOpen();
     checkVersion(version);
-    const pending = [...(this.grouping?.rows ?? []), ...(this.unrecorded === undefined ? [] : [this.unrecorded])];
-    const h = pending.find((r) => r.version === version)?.appHash ?? this.marker.appHashAt(version);
+    // Versions the marker does not hold yet: a group's, and one whose completion the disk refused.
+    const unrecorded = this.unrecorded?.version === version ? this.unrecorded : this.grouping?.rows.find((r) => r.version === version);
+    const h = unrecorded?.appHash ?? this.marker.appHashAt(version);
     if (h === undefined) throw new IavlError("VERSION_NOT_FOUND", `version ${version} was never committed by this multi-store`);
     return h;
   }

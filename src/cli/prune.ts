@@ -46,14 +46,24 @@ function nothingPruned(keptFrom: number): PruneResult {
   return { pruned: 0, keptFrom, reclaimedBytes: 0, droppedShards: 0 };
 }
 
-/** What a prune with no version to remove still reclaimed: what earlier prunes left (rows of one cut short, free pages). */
-function leftovers(dir: string, before: number): string {
-  return before - folderBytes(dir) > 0 ? `; ${reclaimed(dir, before)} that earlier prunes left (rows of one cut short, free pages)` : "";
+/**
+ * The version a prune to `target` runs to, given the first kept version `first`: `target`; or, with no version left
+ * to remove, the one before the first kept, since a store pruned before still runs the prune (one cut short by a kill
+ * or a full disk left rows only a prune removes); undefined when there is nothing to prune nor any earlier prune.
+ */
+function pruneTo(target: number, first: number | undefined): number | undefined {
+  if (first === undefined) return undefined;
+  if (target >= first) return target;
+  return first > 1 ? first - 1 : undefined;
 }
 
-/** What the folder lost: `before` (its bytes before the store was opened) less its bytes now, after the close. */
-function reclaimed(dir: string, before: number): string {
-  const lost = before - folderBytes(dir);
+/** What a prune with no version to remove still reclaimed (`lost` bytes): what earlier prunes left, if anything. */
+function leftovers(lost: number): string {
+  return lost > 0 ? `; ${reclaimed(lost)} that earlier prunes left (rows of one cut short, free pages)` : "";
+}
+
+/** `lost`: the folder's bytes before the store was opened less its bytes now, after the close. */
+function reclaimed(lost: number): string {
   return lost >= 0 ? `reclaimed ${humanBytes(lost)} (${lost} bytes)` : `the files grew by ${humanBytes(-lost)} (${-lost} bytes)`;
 }
 
@@ -66,26 +76,25 @@ async function pruneStore(path: string, opts: PruneCliOptions, cmd: Command): Pr
     const versions = tree.versions();
     const latest = tree.version;
     const target = latest - opts.keepRecent;
-    const first = versions[0];
-    // With no version to remove, a store pruned before still runs the prune: one cut short (a kill, a full disk)
-    // left rows that only a prune removes.
+    const to = pruneTo(target, versions[0]);
     const result =
-      first !== undefined && (target >= first || first > 1)
+      to !== undefined
         ? await withProgress("prune", 0, (bar) =>
-            tree.prune(Math.max(target, first - 1), {
+            tree.prune(to, {
               keepEvery: opts.keepEvery,
               onProgress: (done, total, phase) => bar.update(done, total, `prune: ${phase}`),
             }),
           )
-        : nothingPruned(first ?? latest);
+        : nothingPruned(versions[0] ?? latest);
     return { versions, latest, target, result };
   });
   // Measured after the close: the prune's last checkpoint and the WAL's removal are done.
-  if (globals(cmd).json) outJson({ target, latest, ...result, reclaimedBytes: before - folderBytes(path) });
-  else if (result.pruned === 0) out(`nothing to prune: ${versions.length} version(s) kept, ${opts.keepRecent} asked${leftovers(path, before)}`);
+  const lost = before - folderBytes(path);
+  if (globals(cmd).json) outJson({ target, latest, ...result, reclaimedBytes: lost });
+  else if (result.pruned === 0) out(`nothing to prune: ${versions.length} version(s) kept, ${opts.keepRecent} asked${leftovers(lost)}`);
   else {
     out(`pruned ${result.pruned} version(s) up to ${target}; kept versions ${result.keptFrom} … ${latest}`);
-    out(`${reclaimed(path, before)}; ${result.droppedShards} shard(s) dropped whole`);
+    out(`${reclaimed(lost)}; ${result.droppedShards} shard(s) dropped whole`);
   }
   return 0;
 }
@@ -97,11 +106,11 @@ async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions,
     const latest = multi.version;
     const target = latest - opts.keepRecent;
     const first = Math.min(...stores.map((n) => multi.tree(n).versions()[0] ?? latest));
-    // As for one store: a folder pruned before runs the prune even with no version to remove.
+    const to = latest > 0 ? pruneTo(target, first) : undefined;
     const results =
-      latest > 0 && (target >= first || first > 1)
+      to !== undefined
         ? await withProgress("prune", 0, (bar) =>
-            multi.prune(Math.max(target, first - 1), {
+            multi.prune(to, {
               keepEvery: opts.keepEvery,
               onProgress: (done, total, phase) => bar.update(done, total, `prune ${phase}`),
             }),
@@ -117,13 +126,12 @@ async function pruneFolder(dir: string, stores: string[], opts: PruneCliOptions,
   const lost = (name: string): number => before.get(name)! - folderBytes(storeDir(dir, name));
   if (globals(cmd).json) outJson({ target, latest, stores: each.map((s) => ({ ...s, reclaimedBytes: lost(s.name) })) });
   else if (each.every((s) => s.pruned === 0)) {
-    out(`nothing to prune: ${opts.keepRecent} version(s) asked of ${stores.length} stores${stores.map((n) => leftovers(storeDir(dir, n), before.get(n)!)).join("")}`);
-  }
-  else {
+    out(`nothing to prune: ${opts.keepRecent} version(s) asked of ${stores.length} stores${stores.map((n) => leftovers(lost(n))).join("")}`);
+  } else {
     for (const s of each) {
       // Snapshots kept by --keep-every are older than keptFrom.
       const snapshots = s.kept.filter((v) => v < s.keptFrom).map((v) => `${v}, `).join("");
-      out(`${s.name}: pruned ${s.pruned} version(s) up to ${target}; kept ${snapshots}${s.keptFrom} … ${latest}; ${reclaimed(storeDir(dir, s.name), before.get(s.name)!)}`);
+      out(`${s.name}: pruned ${s.pruned} version(s) up to ${target}; kept ${snapshots}${s.keptFrom} … ${latest}; ${reclaimed(lost(s.name))}`);
     }
   }
   return 0;

@@ -6,21 +6,26 @@
  */
 import { sqliteCode } from "../base/errors.js";
 import { MARKER_TABLES } from "./commit-marker.js";
-import { openReader } from "./connection.js";
+import { openReader, type Connection } from "./connection.js";
 import { STORE_TABLES } from "./store-stats.js";
 
 /** Problems the check lists at most. */
 const MAX_PROBLEMS = 20;
 
-/** The problems SQLite finds in database `file` (none when it is sound); a file it cannot read is one problem. */
-export function structureProblems(file: string): string[] {
+/** SQLite's structure check on an open connection: the lines it reports, "ok" and the schema headings left out. */
+function integrityLines(db: Connection): string[] {
+  const rows = db.pragma(`integrity_check(${MAX_PROBLEMS})`, { simple: false }) as Array<{ integrity_check: string }>;
+  // One row may hold many lines, headed by the schema's name.
+  const lines = rows.flatMap((r) => r.integrity_check.split("\n"));
+  return lines.filter((line) => line !== "ok" && !/^\*\*\* in database \w+ \*\*\*$/.test(line)).slice(0, MAX_PROBLEMS);
+}
+
+/** The problems `check` finds on a read-only connection to `file`; a file SQLite cannot read is one problem. */
+function problemsOf(file: string, check: (db: Connection) => string[]): string[] {
   try {
     const db = openReader(file);
     try {
-      const rows = db.pragma(`integrity_check(${MAX_PROBLEMS})`, { simple: false }) as Array<{ integrity_check: string }>;
-      // One row may hold many lines, headed by the schema's name.
-      const lines = rows.flatMap((r) => r.integrity_check.split("\n"));
-      return lines.filter((line) => line !== "ok" && !/^\*\*\* in database \w+ \*\*\*$/.test(line)).slice(0, MAX_PROBLEMS);
+      return check(db);
     } finally {
       db.close();
     }
@@ -29,24 +34,22 @@ export function structureProblems(file: string): string[] {
   }
 }
 
+/** The problems SQLite finds in database `file` (none when it is sound). */
+export function structureProblems(file: string): string[] {
+  return problemsOf(file, integrityLines);
+}
+
 /**
  * What keeps `file`, a copy of a store's file or of a multi-store's commit marker (`kind`) restored from a replica,
  * from being whole (none when it is): SQLite's structure check, then the tables every such file holds. A copy whose
  * first page is older than the rest can pass the structure check as an empty database.
  */
 export function copyProblems(file: string, kind: "store" | "marker"): string[] {
-  const problems = structureProblems(file);
-  if (problems.length > 0) return problems;
-  try {
-    const db = openReader(file);
-    try {
-      const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
-      const missing = (kind === "store" ? STORE_TABLES : MARKER_TABLES).filter((t) => !tables.has(t));
-      return missing.length === 0 ? [] : [`no ${missing.join(", ")} table`];
-    } finally {
-      db.close();
-    }
-  } catch (e) {
-    return [`${sqliteCode(e) ?? (e as Error).name}: ${(e as Error).message}`];
-  }
+  return problemsOf(file, (db) => {
+    const problems = integrityLines(db);
+    if (problems.length > 0) return problems;
+    const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+    const missing = (kind === "store" ? STORE_TABLES : MARKER_TABLES).filter((t) => !tables.has(t));
+    return missing.length === 0 ? [] : [`no ${missing.join(", ")} table`];
+  });
 }

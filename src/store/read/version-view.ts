@@ -55,8 +55,10 @@ export class VersionView implements ReadonlyTree {
     const value = this.v.value(key);
     // Absence is what the tree says, not the index: a damaged index entry must not read as a missing key.
     if (value === undefined && this.row.size > 0) {
-      const { root, src } = this.read(() => this.tree());
-      this.read(() => confirmAbsent(this.store.db.name, key, this.row.version, root, src));
+      this.read(() => {
+        const { root, src } = this.tree();
+        confirmAbsent(this.store.db.name, key, this.row.version, root, src);
+      });
     }
     return value;
   }
