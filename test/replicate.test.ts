@@ -259,7 +259,9 @@ describe("what replicate prints", () => {
     expect(counts.reduce((a, b) => a + b, 0)).toBe(walSegments(join(base, "quiet")));
     // Verbose: Litestream's every line, and no count.
     const all = messages(verbose.stdout);
-    expect(all.filter((m) => m === "wal segment written").length).toBe(walSegments(join(base, "verbose")));
+    // A segment Litestream wrote twice at one position (its last sync racing its monitor's) is one file.
+    const positions = new Set([...verbose.stdout.matchAll(/msg="wal segment written" .*?position=(\S+)/g)].map((m) => m[1]));
+    expect(positions.size).toBe(walSegments(join(base, "verbose")));
     expect(all).toContain("write wal segment");
     expect(all).not.toContain("wal segments written");
   }, 180_000);

@@ -221,6 +221,8 @@ class LitestreamLog {
   private segments = 0;
   private bytes = 0;
   private readonly dbs = new Set<string>();
+  /** The position of the last segment written per database and replica, so that one written twice counts once. */
+  private readonly lastAt = new Map<string, string>();
   private since = new Date();
   private readonly timer: NodeJS.Timeout | undefined;
 
@@ -239,9 +241,15 @@ class LitestreamLog {
       return;
     }
     if (msg !== "wal segment written") return;
+    // Litestream's last sync as it stops can race its monitor's and write the same segment twice, over itself.
+    const db = field(text, "db") ?? "";
+    const where = `${db} ${field(text, "replica") ?? ""}`;
+    const at = field(text, "position") ?? "";
+    if (this.lastAt.get(where) === at) return;
+    this.lastAt.set(where, at);
     this.segments++;
     this.bytes += Number(field(text, "sz") ?? 0) || 0;
-    this.dbs.add(field(text, "db") ?? "");
+    this.dbs.add(db);
   }
 
   /** Litestream ended: the count of what it shipped since the last line. */
