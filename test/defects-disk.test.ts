@@ -1,115 +1,172 @@
 /**
- * A full disk (here: a file-size limit, `ulimit -f`) gives a coded IavlError from commit(), leaves the tree at its
- * last committed version, and the store reopens whole.
+ * A full disk, made with a file-size limit set on a running child (`prlimit`, soft limit only, so that it can be lifted
+ * again) and SIGXFSZ ignored: every write past the limit fails as a write to a full disk does. In every durability of
+ * a Tree and a MultiTree, and in a prune, a rollback, an import and the creation of a store, the failure is a coded
+ * IavlError that says what was stored, the same handle goes on once space is back, and a reopen holds every version
+ * commit() returned with its hash: none lost, none resurrected.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { MultiTree, toHex, Tree, type ErrorCode } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { b } from "./helpers.js";
+import { b, branchRowsProblem, leafRowsProblem } from "./helpers.js";
+import { Proc, root } from "./processes.js";
 import { scriptArgs } from "../sim/child-command.js";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
-const child = fileURLToPath(new URL("./fixtures/disk-full-writer.ts", import.meta.url));
-const multiChild = fileURLToPath(new URL("./fixtures/disk-full-multi.ts", import.meta.url));
+const life = fileURLToPath(new URL("./fixtures/disk-full-life.ts", import.meta.url));
 
-interface Failure {
-  name: string;
-  code: string | undefined;
-  message: string;
-}
-interface Report {
-  first?: Failure;
-  second?: Failure;
-  lastVersion: number;
-  lastHash: string;
-  treeVersion: number | string;
-}
-
-/** Runs a writer child with every file it writes limited to `blocks` KiB (SIGXFSZ ignored: writes just fail). */
-function runLimited<R = Report>(dir: string, blocks: number, script = child): Promise<R> {
-  return new Promise((resolve, reject) => {
-    const command = `ulimit -f ${blocks}; trap "" XFSZ; exec "${process.execPath}" ${scriptArgs(script).map((a) => `"${a}"`).join(" ")} "${dir}"`;
-    const p = spawn("bash", ["-c", command], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    p.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    p.on("exit", (code, signal) => {
-      const line = out.trim().split("\n").pop() ?? "";
-      try {
-        resolve(JSON.parse(line) as R);
-      } catch {
-        reject(new Error(`the writer child ended (${code ?? signal}) without a report: ${out}${err}`));
-      }
-    });
-  });
-}
-
-/** The codes of a write the disk refused (new codes: not yet in ErrorCode). */
+/** What a write the disk refused is: a file-size limit gives IO_ERROR (EFBIG), a full file system DISK_FULL. */
 const DISK_CODES: ErrorCode[] = ["IO_ERROR", "DISK_FULL"];
 
-describe("a full disk gives a coded error", () => {
-  it("commit() past a 512 KiB file-size limit throws IavlError IO_ERROR/DISK_FULL, twice, and the tree stays at its last version", async () => {
-    const dir = join(tempDir(), "store");
-    const r = await runLimited(dir, 512);
-    // The store got a few versions in before the limit.
-    expect(r.lastVersion).toBeGreaterThanOrEqual(2);
-    expect(r.first, "commit() must fail once the limit is reached").toBeDefined();
-    expect({ name: r.first!.name, code: r.first!.code }, r.first!.message).toEqual({ name: "IavlError", code: expect.toBeOneOf(DISK_CODES) });
-    // Trying again gives the same kind of error, not CORRUPT and not a raw SqliteError.
-    expect(r.second, "the second commit must fail too").toBeDefined();
-    expect({ name: r.second!.name, code: r.second!.code }, r.second!.message).toEqual({ name: "IavlError", code: expect.toBeOneOf(DISK_CODES) });
-    expect(r.treeVersion).toBe(r.lastVersion);
+interface Failure {
+  code: string;
+  message: string;
+}
+type Event = Record<string, unknown> & { event: string };
 
-    // Without the limit the store opens at the last committed version, whole, and goes on.
-    const t = Tree.open(dir);
-    expect(t.version).toBe(r.lastVersion);
-    expect(toHex(t.hash)).toBe(r.lastHash);
-    const key = b(`key-${r.lastVersion}-3`);
-    const value = t.get(key)!;
-    expect(value?.length).toBe(4096);
-    expect(verifyMembership(t.proof(key), iavlSpec, t.hash, key, value)).toBe(true);
-    t.set(b("after"), b("the disk was full"));
-    expect(t.commit().version).toBe(r.lastVersion + 1);
-    t.close();
-    const again = Tree.open(dir);
-    expect(again.version).toBe(r.lastVersion + 1);
-    expect(again.get(b("after"))).toEqual(b("the disk was full"));
-    again.close();
-  }, 30_000);
+/**
+ * Runs test/fixtures/disk-full-life.ts in `mode` on `dir`: sets the file-size limit it asks for once it is ready,
+ * lifts it once the disk was full, and returns the three events it printed.
+ */
+async function underFullDisk(mode: string, dir: string): Promise<{ full: Event; done: Event }> {
+  const args = scriptArgs(life).map((a) => `"${a}"`).join(" ");
+  const p = spawn("bash", ["-c", `trap "" XFSZ; exec "${process.execPath}" ${args} ${mode} "${dir}"`], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+  const proc = new Proc(p);
+  const event = async (name: string): Promise<Event> => JSON.parse((await proc.line(new RegExp(`^\\{"event":"${name}"`))).input!) as Event;
+  const ready = await event("ready");
+  execFileSync("prlimit", ["--pid", String(p.pid), `--fsize=${ready["limit"] as number}:`]);
+  p.stdin.write("go\n");
+  const full = await event("full");
+  execFileSync("prlimit", ["--pid", String(p.pid), "--fsize=unlimited:"]);
+  p.stdin.write("space\n");
+  const done = await event("done");
+  const { code } = await proc.exited;
+  expect(code, proc.stderr).toBe(0);
+  return { full, done };
+}
 
-  it("a MultiTree goes on as a Tree does: every failure says what was stored, no CORRUPT, and a reopen agrees", async () => {
-    const dir = join(tempDir(), "multi");
-    const r = await runLimited<{
-      failures: Array<{ code: string; message: string }>;
-      last: number;
-      lastAppHash: string;
-      version: number | string;
-      big: number | string;
-      acct: number | string;
-      pending: number | string;
-    }>(dir, 512, multiChild);
-    expect(r.last).toBeGreaterThanOrEqual(2);
-    expect(r.failures.length, JSON.stringify(r.failures)).toBeGreaterThanOrEqual(1);
-    for (const f of r.failures) {
-      expect(f.code, f.message).toBeOneOf(DISK_CODES);
-      // Each says which version it is about and what every store holds.
-      expect(f.message, f.message).toMatch(/version \d+/);
+/** Checks `f` is a disk failure whose message matches `says`. */
+function expectDiskFailure(f: unknown, says: RegExp): void {
+  expect(f, "the operation must fail while the disk is full").toBeDefined();
+  const { code, message } = f as Failure;
+  expect(code, message).toBeOneOf(DISK_CODES);
+  expect(message).toMatch(says);
+}
+
+/** Checks `committed` is versions 1…n in order and returns n. */
+function contiguous(committed: Array<[number, string]>): number {
+  expect(committed.map(([v]) => v)).toEqual(committed.map((_, i) => i + 1));
+  return committed.length;
+}
+
+describe("a full disk, then space again", () => {
+  for (const durability of ["normal", "full", "async"] as const) {
+    it(`a Tree (durability ${durability}): commit() fails with the version unstored and its changes pending; once space is back the same handle commits them; a reopen holds every version it returned`, async () => {
+      const dir = join(tempDir(), "store");
+      const { full, done } = await underFullDisk(`tree:${durability}`, dir);
+      const committed = done["committed"] as Array<[number, string]>;
+      const n = contiguous(committed);
+      expectDiskFailure(full["failure"], /version \d+/);
+      if (durability === "async") {
+        // The version that failed was returned already; the next commit() told of it, and the flush's retry failed too.
+        expect((full["failure"] as Failure).message).toMatch(/not stored yet, and the next commit\(\) or flush\(\) lands them/);
+        expectDiskFailure(full["flushed"], /the background writer failed at version \d+/);
+      } else {
+        expect((full["failure"] as Failure).message).toMatch(/nothing of it was stored/);
+        expect(full["pending"], "the failed version's changes stay pending").toBe(true);
+      }
+      expect(done["version"]).toBe(n);
+      expect(done["hash"]).toBe(committed[n - 1]![1]);
+
+      const t = Tree.open(dir);
+      expect(t.versions()).toEqual(committed.map(([v]) => v));
+      for (const [v, hash] of committed) expect(toHex(t.at(v).hash), `version ${v}`).toBe(hash);
+      const key = b(`key-${n}-3`);
+      const value = t.get(key)!;
+      expect(value.length).toBe(4096);
+      expect(verifyMembership(t.proof(key), iavlSpec, t.hash, key, value)).toBe(true);
+      t.set(b("after"), b("the disk was full"));
+      expect(t.commit().version).toBe(n + 1);
+      t.close();
+    }, 120_000);
+  }
+
+  for (const durability of ["normal", "full"] as const) {
+    it(`a MultiTree (durability ${durability}): every store is back at the last version, the message says so, and the same handle goes on once space is back`, async () => {
+      const dir = join(tempDir(), "multi");
+      const { full, done } = await underFullDisk(`multi:${durability}`, dir);
+      const committed = done["committed"] as Array<[number, string]>;
+      const n = contiguous(committed);
+      expectDiskFailure(full["failure"], /version \d+ was not committed: .*every store is at version \d+/);
+      const at = committed.length - 3;
+      expect([full["version"], ...(full["stores"] as number[])]).toEqual([at, at, at]);
+      expect(full["pending"]).toBe(true);
+      expect(done["hash"]).toBe(committed[n - 1]![1]);
+
+      const m = MultiTree.open(dir, { stores: ["big", "acct"] });
+      expect(m.version).toBe(n);
+      for (const [v, hash] of committed) expect(toHex(m.appHashAt(v)), `version ${v}`).toBe(hash);
+      m.tree("acct").set(b("after"), b("the disk was full"));
+      expect(m.commit().version).toBe(n + 1);
+      m.close();
+    }, 120_000);
+  }
+
+  for (const kind of ["tree", "multi"] as const) {
+    it(`creating a ${kind === "tree" ? "store" : "multi-store"} fails with a coded error naming the file, and succeeds in the same folder once space is back`, async () => {
+      const dir = join(tempDir(), kind);
+      const { full, done } = await underFullDisk(`fresh:${kind}`, dir);
+      expectDiskFailure(full["failure"], /^opening .*\.sqlite: /);
+      expect(contiguous(done["committed"] as Array<[number, string]>)).toBe(1);
+    }, 60_000);
+  }
+
+  it("a prune says what it removed (nothing, or every version it was asked to), and the same prune run again finishes it and leaves no rows behind", async () => {
+    const dir = join(tempDir(), "prune");
+    const { full, done } = await underFullDisk("prune", dir);
+    const committed = done["committed"] as Array<[number, string]>;
+    expectDiskFailure(full["failure"], /^pruning failed: /);
+    const message = (full["failure"] as Failure).message;
+    const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    // The kept versions the handle reports agree with the message.
+    if (/stopped part-way: 50 version\(s\) before 51 were removed/.test(message)) expect(full["versions"]).toEqual(range(51, 60));
+    else {
+      expect(message).toMatch(/nothing of it was stored/);
+      expect(full["versions"]).toEqual(range(1, 60));
     }
-    // The handle still answers, and every store is where the multi-store says it is.
-    expect([r.version, r.big, r.acct]).toEqual([r.last, r.last, r.last]);
-    expect(r.pending).toBe(1);
+    expect(done["versions"]).toEqual(range(51, 60));
 
-    // Without the limit the folder opens at the version commit() last returned, with its app hash, and goes on.
-    const m = MultiTree.open(dir, { stores: ["big", "acct"] });
-    expect(m.version).toBe(r.last);
-    expect(toHex(m.appHash)).toBe(r.lastAppHash);
-    m.tree("acct").set(b("after"), b("the disk was full"));
-    expect(m.commit().version).toBe(r.last + 1);
-    m.close();
-  }, 60_000);
+    const t = Tree.open(dir);
+    expect(t.versions()).toEqual(range(51, 60));
+    for (const [v, hash] of committed.slice(50)) expect(toHex(t.at(v).hash), `version ${v}`).toBe(hash);
+    t.close();
+    expect(leafRowsProblem(dir)).toBeUndefined();
+    expect(branchRowsProblem(dir)).toBeUndefined();
+  }, 120_000);
+
+  it("a rollback fails with nothing changed, and succeeds once space is back", async () => {
+    const dir = join(tempDir(), "rollback");
+    const { full, done } = await underFullDisk("rollback", dir);
+    expectDiskFailure(full["failure"], /^(rolling back to version 10: .*nothing of it was stored|opening .*iavl\.sqlite: )/);
+    expect(done["result"]).toBe(50);
+    const committed = done["committed"] as Array<[number, string]>;
+    const t = Tree.open(dir);
+    expect(t.versions()).toEqual(committed.map(([v]) => v));
+    for (const [v, hash] of committed) expect(toHex(t.at(v).hash), `version ${v}`).toBe(hash);
+    t.close();
+  }, 120_000);
+
+  it("an import fails leaving its target folder importable, and the same import succeeds once space is back", async () => {
+    const dir = join(tempDir(), "import");
+    const { full, done } = await underFullDisk("import", dir);
+    expectDiskFailure(full["failure"], /import/);
+    const [[version, hash]] = done["committed"] as Array<[number, string]>;
+    expect([done["version"], done["hash"]]).toEqual([version, hash]);
+    const t = Tree.open(join(dir, "target"));
+    expect([t.version, toHex(t.hash)]).toEqual([version, hash]);
+    t.close();
+  }, 120_000);
 });

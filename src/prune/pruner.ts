@@ -220,7 +220,8 @@ export class Pruner {
     }
     this.settled(m.id);
     if ("result" in m) w.resolve(m.result);
-    else w.reject(new IavlError(m.failed.code ?? "CORRUPT", `pruning failed: ${m.failed.message}`));
+    // The thread's message may name its step "pruning" already.
+    else w.reject(new IavlError(m.failed.code ?? "CORRUPT", `pruning failed: ${m.failed.message.replace(/^pruning: /, "")}`));
   }
 
   private settled(id: number): void {

@@ -8,7 +8,7 @@
  * @module
  */
 import Database from "better-sqlite3";
-import { IavlError } from "../base/errors.js";
+import { fromSqlite, IavlError } from "../base/errors.js";
 import { blob } from "./rows.js";
 import { openReader, sql, type Sync } from "./connection.js";
 import type { WalCheckpoints } from "./wal.js";
@@ -51,17 +51,25 @@ export class CommitMarker {
     try {
       db = new Database(file, { readonly, fileMustExist: readonly });
     } catch (e) {
+      const mapped = fromSqlite(e, `opening the commit marker ${file}`);
+      if (mapped !== e) throw mapped;
       throw new IavlError(readonly ? "NOT_A_STORE" : "CORRUPT", `cannot open the commit marker ${file}: ${(e as Error).message}`, { cause: e });
     }
-    if (!readonly) {
-      db.pragma("journal_mode = WAL");
-      db.pragma(`synchronous = ${sync.toUpperCase()}`);
-      if (checkpoints === "external") db.pragma("wal_autocheckpoint = 0");
-      db.exec("CREATE TABLE IF NOT EXISTS commits (version INTEGER PRIMARY KEY, app_hash BLOB)");
-      // At most one row: the target of an unfinished rollback.
-      db.exec("CREATE TABLE IF NOT EXISTS rollback (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL)");
+    try {
+      if (!readonly) {
+        db.pragma("journal_mode = WAL");
+        db.pragma(`synchronous = ${sync.toUpperCase()}`);
+        if (checkpoints === "external") db.pragma("wal_autocheckpoint = 0");
+        db.exec("CREATE TABLE IF NOT EXISTS commits (version INTEGER PRIMARY KEY, app_hash BLOB)");
+        // At most one row: the target of an unfinished rollback.
+        db.exec("CREATE TABLE IF NOT EXISTS rollback (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL)");
+      }
+      db.pragma("busy_timeout = 10000");
+    } catch (e) {
+      // A new marker on a full disk.
+      db.close();
+      throw fromSqlite(e, `opening the commit marker ${file}`);
     }
-    db.pragma("busy_timeout = 10000");
     return new CommitMarker(db);
   }
 

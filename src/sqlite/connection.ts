@@ -119,6 +119,8 @@ function openChecked(file: string, readonly: boolean, busyTimeoutMs: number): Co
   try {
     db = new Database(file, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
   } catch (e) {
+    const io = ioFailure(e, `opening ${file}`);
+    if (io !== undefined) throw io;
     throw new IavlError(readonly ? "NOT_A_STORE" : "CORRUPT", `cannot open ${file}: ${(e as Error).message}`, { cause: e });
   }
   try {
@@ -126,9 +128,15 @@ function openChecked(file: string, readonly: boolean, busyTimeoutMs: number): Co
     db.prepare("SELECT count(*) FROM sqlite_master").get();
   } catch (e) {
     db.close();
-    throw new IavlError("CORRUPT", `${file} is not a readable SQLite database: ${(e as Error).message}`, { cause: e });
+    throw ioFailure(e, `opening ${file}`) ?? new IavlError("CORRUPT", `${file} is not a readable SQLite database: ${(e as Error).message}`, { cause: e });
   }
   return db;
+}
+
+/** `e` as IO_ERROR, DISK_FULL or LOCKED when the disk or another connection (not the file's bytes) made it. */
+function ioFailure(e: unknown, doing: string): IavlError | undefined {
+  const mapped = fromSqlite(e, doing);
+  return mapped instanceof IavlError && mapped.code !== "CORRUPT" ? mapped : undefined;
 }
 
 const statements = new WeakMap<Connection, Map<string, Statement>>();

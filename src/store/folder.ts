@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { IavlError } from "../base/errors.js";
+import { fromSqlite, IavlError } from "../base/errors.js";
 import { openReader, openWriter, STORE_FILE, type Connection, type Sync } from "../sqlite/connection.js";
 import { lockHeld, LOCK_FILES, WriterLock } from "../sqlite/lock.js";
 import { checkWal } from "../sqlite/wal-frames.js";
@@ -67,7 +67,8 @@ export function openStoreFolder(dir: string, o: FolderOptions): OpenFolder {
   } catch (e) {
     db?.close();
     lock.release();
-    throw e;
+    // A new store's first tables, or an upgrade, on a full disk.
+    throw fromSqlite(e, `opening ${file}`);
   }
 }
 

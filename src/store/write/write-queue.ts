@@ -14,7 +14,7 @@ import type { VersionWrite } from "../../sqlite/rows.js";
 
 /** Slots of the channel to the writer thread: the newest durable version, … */
 export const DURABLE = FIRST_SLOT;
-/** … 1 once a write failed (nothing later may land, so that versions stay in order). */
+/** … 1 once a write failed (nothing later lands, so that versions stay in order, until the owner asks to retry). */
 export const FAILED = FIRST_SLOT + 1;
 const SLOTS = FIRST_SLOT + 2;
 
@@ -201,6 +201,7 @@ export class WriteQueue {
    */
   close(): IavlError | undefined {
     this.closed = true;
+    if (this.told) this.retry();
     const last = this.queued[this.queued.length - 1];
     if (last !== undefined) this.landed(last.version);
     // The thread closes between versions, when it reads its messages (an exit event cannot arrive meanwhile).
@@ -238,16 +239,34 @@ export class WriteQueue {
     }
   }
 
-  /** Throws the writer's failure, if any (`raise` false: only records it). */
+  /**
+   * Throws the writer's failure, if any (`raise` false: only records it). A failure already thrown once is not
+   * thrown again: the writer is asked to land the versions it holds once more (space may have returned).
+   */
   private check(raise = true): void {
+    if (this.failure !== undefined && this.told && raise) this.retry();
     if (this.failure === undefined && (this.ch.slots.get(FAILED) !== 0 || this.ch.isGone)) {
       const m = receiveMessageOnPort(this.errors.port1)?.message as WriterFailure | undefined;
-      const why = `the background writer failed at version ${m?.version ?? "?"}: ${m?.message ?? "it stopped"}; versions after ${this.durable} were not stored (reopen the store to go on from there)`;
+      this.trim();
+      const [first, last] = [this.queued[0]?.version, this.queued[this.queued.length - 1]?.version];
+      const which = first === last ? `version ${first} is` : `versions ${first}–${last} are`;
+      const held = first === undefined ? "" : `; ${which} not stored yet, and the next commit() or flush() lands them (a reopen goes on from version ${this.durable})`;
+      const why = `the background writer failed at version ${m?.version ?? "?"}: ${m?.message ?? "it stopped"}${this.ch.isGone ? `; versions after ${this.durable} were not stored (reopen the store to go on from there)` : held}`;
       this.failure = new IavlError(m?.code ?? "CORRUPT", why);
     }
     if (this.failure !== undefined && raise) {
       this.told = true;
       throw this.failure;
     }
+  }
+
+  /** Asks the writer to land the versions it holds since its failure, which its caller was told of. */
+  private retry(): void {
+    // A thread that is gone holds nothing.
+    if (this.ch.isGone) return;
+    this.failure = undefined;
+    this.told = false;
+    this.ch.slots.set(FAILED, 0);
+    this.ch.worker.postMessage({ retry: true });
   }
 }

@@ -22,7 +22,7 @@ const turn = new WriteTurn(data.turn);
 /** How long a version waits for a lock held elsewhere before the writer gives up: commits wait on a full queue meanwhile. */
 const PATIENCE_MS = 60 * Math.max(data.busyTimeoutMs, 100);
 
-/** Reports a failure of `version`: nothing later may land, so that versions stay in order. */
+/** Reports a failure of `version`: nothing later lands until the owner asks to retry. */
 function failed(version: number, e: unknown): void {
   const failure: WriterFailure = { version, message: (e as Error).message, code: e instanceof IavlError ? e.code : undefined };
   data.errors.postMessage(failure);
@@ -42,12 +42,16 @@ try {
   throw e;
 }
 
-parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
-  if (msg.close) return end.closeWith(db);
-  const packed = msg.packed!;
+/**
+ * Versions not written since a failure, oldest first (the failed one too): they wait, in order, for the owner's
+ * `retry` (its caller committed or flushed again, perhaps once space returned).
+ */
+const held: PackedWrite[] = [];
+
+/** Writes `packed`; false, with the failure reported, when it could not. */
+function land(packed: PackedWrite): boolean {
   let version = end.slots.get(DURABLE) + 1;
   try {
-    if (end.slots.get(FAILED) !== 0) return;
     const w = unpackWrite(packed);
     version = w.version.version;
     turn.owner(() => {
@@ -55,10 +59,20 @@ parentPort!.on("message", (msg: { packed?: PackedWrite; close?: true }) => {
       // A version in the queue is never lost to a busy moment: another connection's lock is waited out.
       retrying(() => store.writeVersion(w), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
     });
-    end.slots.set(DURABLE, version);
-    wal?.add(COMMITS);
   } catch (e) {
     failed(version, e);
+    return false;
   }
+  end.slots.set(DURABLE, version);
+  wal?.add(COMMITS);
   postMoving(data.returns, packed, [packed.nums, packed.bytes]);
+  return true;
+}
+
+parentPort!.on("message", (msg: { packed?: PackedWrite; retry?: true; close?: true }) => {
+  if (msg.close) return end.closeWith(db);
+  if (msg.packed !== undefined) held.push(msg.packed);
+  // Nothing lands past a version that failed, so that versions stay in order.
+  if (msg.packed !== undefined && held.length > 1) return;
+  while (held.length > 0 && land(held[0]!)) held.shift();
 });
