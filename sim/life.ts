@@ -51,6 +51,11 @@ export type Step =
   | { t: "reader-process"; ms: number }
   /** A copy of the store with `kind` damage in its main file or WAL, read where the model says what is right. */
   | { t: "damage"; seed: number; wal: boolean; kind: "block" | "byte" }
+  /**
+   * A child writer whose files may grow only `slack` bytes past the largest of them: it commits its seed's versions,
+   * the disk refuses one, space comes back, and it goes on with the same handle.
+   */
+  | { t: "full"; seed: number; versions: number; slack: number }
   | { t: "check" };
 
 /** A whole life. */
@@ -68,6 +73,8 @@ export interface LifeKinds {
   cli: boolean;
   /** Copies of the store damaged on disk (main file or WAL), whose every read must be right or refused. */
   damage?: boolean;
+  /** A writer whose disk fills, then has space again. */
+  full?: boolean;
 }
 
 const SLOTS = 3;
@@ -135,6 +142,7 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
     ...(kinds.crash ? ([["crash-import", 0.4], ["reader-process", 0.8]] as const) : []),
     // Last, so that the lives of seeds drawn before it existed are unchanged.
     ...(kinds.damage === true ? ([["damage", 1.5]] as const) : []),
+    ...(kinds.full === true ? ([["full", 1]] as const) : []),
   ];
   for (let i = 0; i < count; i++) {
     const slot = r.int(0, SLOTS - 1);
@@ -210,6 +218,9 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
         break;
       case "damage":
         steps.push({ t: "damage", seed: r.int(1, 2 ** 31), wal: r.chance(0.5), kind: r.chance(0.5) ? "block" : "byte" });
+        break;
+      case "full":
+        steps.push({ t: "full", seed: r.int(1, 2 ** 31), versions: r.int(5, 60), slack: r.pick([0, 4096, 16384, 65536]) });
         break;
     }
   }

@@ -19,11 +19,12 @@ const { values } = parseArgs({
     "no-crash": { type: "boolean", default: false },
     "no-cli": { type: "boolean", default: false },
     "no-damage": { type: "boolean", default: false },
+    "no-full": { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     multi: { type: "boolean", default: false },
   },
 });
-const kinds = { crash: !values["no-crash"], cli: !values["no-cli"], damage: !values["no-damage"] };
+const kinds = { crash: !values["no-crash"], cli: !values["no-cli"], damage: !values["no-damage"], full: !values["no-full"] };
 // Each kind of life has its own default length.
 const maxSteps = values.steps === undefined ? undefined : Number(values.steps);
 

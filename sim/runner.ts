@@ -8,6 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { iavlSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import { fromHex, IavlError, toHex, Tree, type ExportNode, type ReadOnlyStore, type ReadonlyTree, type VersionChange } from "../src/index.js";
@@ -242,6 +243,8 @@ class LifeRun {
         return;
       case "damage":
         return this.damage(s);
+      case "full":
+        return this.full(s);
       case "check":
         this.checkAll();
         return;
@@ -799,6 +802,63 @@ class LifeRun {
       if (keep !== undefined) this.floor = Math.max(this.floor, v - keep);
     }
     if (this.model.latest > 0 && toHex(this.w.hash) !== this.model.versions.get(reached)?.hash) this.fail(`after the kill, version ${reached} has hash ${toHex(this.w.hash)}, expected ${this.model.versions.get(reached)?.hash}`);
+    this.checkAll();
+  }
+
+  /**
+   * A child writer (sim/full-writer.ts) whose files may grow only `slack` bytes: the commit the disk refuses fails
+   * with IO_ERROR or DISK_FULL, and once the limit is lifted the same handle commits it and the rest. After its clean
+   * close the store holds every version it committed, with the model's hashes: none lost, none resurrected.
+   */
+  private async full(s: Extract<Step, { t: "full" }>): Promise<void> {
+    await this.settle();
+    this.closeWriter();
+    const start = this.model.latest === 0 ? this.life.options.initialVersion - 1 : this.model.latest;
+    const args = [...scriptArgs(join(here, "full-writer.ts")), this.dir, JSON.stringify({ ...this.life.options, durability: this.durability }), String(s.seed), String(s.versions)];
+    const child = spawn("bash", ["-c", `trap "" XFSZ; exec "$0" "$@"`, process.execPath, ...args], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+    const lines: string[] = [];
+    let err = "";
+    let wake = (): void => undefined;
+    createInterface({ input: child.stdout }).on("line", (l) => (lines.push(l), wake()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => (resolve(code), wake())));
+    let ended = false;
+    void exited.then(() => (ended = true));
+    const line = async (re: RegExp): Promise<RegExpExecArray | undefined> => {
+      for (;;) {
+        for (const l of lines) {
+          const m = re.exec(l);
+          if (m !== null) return m;
+        }
+        if (ended) return undefined;
+        await new Promise<void>((r) => (wake = r));
+      }
+    };
+    const opened = await line(/^opened \d+ (\d+)$/);
+    if (opened === undefined) this.fail(`the full-disk child did not open the store: ${err.slice(0, 2000)}`);
+    const limit = Number(opened[1]) + s.slack;
+    spawnSync("prlimit", ["--pid", String(child.pid), `--fsize=${limit}:`]);
+    child.stdin.write("go\n");
+    const full = await line(/^full (\S+) (.*)$|^closed$/);
+    if (full?.[1] !== undefined) {
+      if (full[1] !== "IO_ERROR" && full[1] !== "DISK_FULL") this.fail(`a commit on a full disk (limit ${limit} B) failed with ${full[1]}: ${JSON.parse(full[2]!) as string}`);
+      spawnSync("prlimit", ["--pid", String(child.pid), "--fsize=unlimited:"]);
+      child.stdin.write("space\n");
+    }
+    const code = await exited;
+    if (code !== 0 || !lines.includes("closed")) this.fail(`the full-disk child (limit ${limit} B) exited with ${code}: ${lines.slice(-3).join(" | ")} ${err.slice(0, 2000)}`);
+    const committed = lines.flatMap((l) => /^committed (\d+)$/.exec(l)?.[1] ?? []).map(Number);
+    const ops = childOps(s.seed, s.versions);
+    if (committed.length !== ops.length || committed.some((v, i) => v !== start + 1 + i)) this.fail(`the full-disk child committed ${span(committed)} from ${start}`);
+    this.openWriter(false);
+    if (this.w.version !== start + ops.length) this.fail(`after a full disk and a clean close the store is at ${this.w.version}; the child committed up to ${start + ops.length}`);
+    for (const [i, vOps] of ops.entries()) {
+      for (const op of vOps) this.model.apply(op);
+      const rec = this.model.commit();
+      if (rec.version !== start + 1 + i) this.fail(`the model committed ${rec.version} for the child's ${start + 1 + i}`);
+      const keep = this.life.options.keepRecent;
+      if (keep !== undefined) this.floor = Math.max(this.floor, rec.version - keep);
+    }
     this.checkAll();
   }
 

@@ -30,6 +30,8 @@ export function insertOps(db: Connection, version: number, firstLeaf: number, op
 export class StoreWriter {
   readonly read: StoreReader;
   private readonly shardsMade = new Set<number>();
+  /** Shards made by the transaction (or group) not yet committed: a rollback unmakes them. */
+  private readonly shardsPending: number[] = [];
 
   constructor(readonly db: Connection) {
     this.read = new StoreReader(db);
@@ -54,25 +56,29 @@ export class StoreWriter {
   endGroup(land: boolean): void {
     if (!this.db.inTransaction) {
       // SQLite rolls a transaction back by itself after some failures (a full disk, an I/O error).
+      this.unmake(0);
       if (land) throw new IavlError("IO_ERROR", "a group of versions was lost before it landed: SQLite rolled its transaction back");
       return;
     }
     if (!land) {
       this.db.exec("ROLLBACK");
+      this.unmake(0);
       return;
     }
     try {
       retryBusy(this.db, "landing a group of versions", () => this.db.exec("COMMIT"));
     } catch (e) {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      this.unmake(0);
       throw e;
     }
+    this.shardsPending.length = 0;
   }
 
   /** Writes one version atomically: its leaves rows, its operations, branches (at a checkpoint) and, last, its commit row. */
   writeVersion(w: VersionRows): void {
     const v = w.version.version;
-    writeTransaction(this.db, `committing version ${v}`, () => {
+    this.writing(`committing version ${v}`, () => {
       const latest = (sql(this.db, "SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
       if (latest >= v) throw new IavlError("CORRUPT", `version ${v} is already stored`);
       for (const l of w.leaves) insertLeaf(this.db, v, l);
@@ -90,7 +96,7 @@ export class StoreWriter {
    * the stored nodes the checkpoint moved into new pages, join what the version replaced.
    */
   writeCheckpoint(version: number, branches: BranchRows, pages: PageRows, orphans: Uint8Array, rootVersion: number, rootSeq: number): void {
-    writeTransaction(this.db, `checkpointing version ${version}`, () => {
+    this.writing(`checkpointing version ${version}`, () => {
       for (const b of branches) insertBranch(this.db, this.shard(b.version), b);
       for (const g of pages) insertPage(this.db, g);
       insertOrphans(this.db, version, orphans);
@@ -143,12 +149,30 @@ export class StoreWriter {
     );
   }
 
+  /** Runs `fn` in a write transaction (a savepoint inside a group), forgetting the shards it made if it fails. */
+  private writing(doing: string, fn: () => void): void {
+    const from = this.shardsPending.length;
+    try {
+      writeTransaction(this.db, doing, fn);
+    } catch (e) {
+      this.unmake(from);
+      throw e;
+    }
+    if (!this.db.inTransaction) this.shardsPending.length = 0;
+  }
+
+  /** Forgets the shards made since the `from`th pending one: their tables were rolled back with what made them. */
+  private unmake(from: number): void {
+    for (const id of this.shardsPending.splice(from)) this.shardsMade.delete(id);
+  }
+
   /** The branch table of the shard holding `version`, created on first use. */
   private shard(version: number): string {
     const id = shardOf(version, this.read.branches.shardSize);
     if (!this.shardsMade.has(id)) {
       createShard(this.db, id, this.read.branches.shardSize);
       this.shardsMade.add(id);
+      this.shardsPending.push(id);
     }
     return shardTable(id);
   }
