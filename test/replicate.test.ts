@@ -167,8 +167,14 @@ describe.each([{ kind: "plain" }, { kind: "multi" }])("Litestream replica of a $
       iavlite(["restore", replica, join(base, "older"), "--version", String(middle - 5)]),
       iavlite(["restore", replica, join(base, "never"), "--version", String(committed + 1_000)]),
     ]);
-    // A version no store holds is refused, not guessed at.
+    // A version no store holds is refused, not guessed at, and nothing restored is left to be opened by mistake.
     expect([never.code, (never.json["error"] as { code: string } | undefined)?.code]).toEqual([1, "VERSION_NOT_FOUND"]);
+    expect(existsSync(join(base, "never"))).toBe(false);
+    // Nor does a restore leave Litestream's temporary files beside what it restored.
+    for (const r of [latest, atKill, earlier, older]) {
+      const left = readdirSync(String(r.json["dir"]), { recursive: true, encoding: "utf8" }).filter((f) => f.includes(".tmp"));
+      expect(left, String(r.json["dir"])).toEqual([]);
+    }
     const hashOf = (r: { json: Record<string, unknown> }): string => String(kind === "multi" ? r.json["appHash"] : r.json["hash"]);
     for (const r of [latest, atKill, earlier, older]) {
       expect(r.code, r.out).toBe(0);

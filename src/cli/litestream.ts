@@ -326,7 +326,8 @@ export interface RestoredFiles {
 /**
  * Restores every file the replica at `from` holds into the new folder `dir` (missing or empty) with `litestream
  * restore`, side by side; with `timestamp` (an RFC 3339 time) each as it was then. Throws {@link LitestreamError} when
- * one fails, `CORRUPT` when one comes back not whole ({@link checkWhole}); `dir` is left as it was then.
+ * one fails, `CORRUPT` when one comes back not whole ({@link checkWhole}); `dir` is left as it was then
+ * ({@link unrestore}).
  */
 export async function restoreReplicas(from: string, dir: string, stores: readonly string[], timestamp?: string): Promise<RestoredFiles> {
   const files = await replicaFiles(from, stores);
@@ -352,15 +353,22 @@ export async function restoreReplicas(from: string, dir: string, stores: readonl
       for (const e of ends) if (e.status === "fulfilled" && e.value !== undefined) checkWhole(e.value, from);
     } catch (e) {
       // Nothing half restored is left to be opened by mistake.
-      if (existed) for (const f of readdirSync(abs)) rmSync(join(abs, f), { recursive: true, force: true });
-      else rmSync(abs, { recursive: true, force: true });
+      unrestore(abs, existed);
       throw e;
     }
+    // Litestream leaves its temporary database's WAL and shared-memory files beside each file it restored.
+    for (const rel of files) for (const end of [".tmp", ".tmp-wal", ".tmp-shm"]) rmSync(join(abs, rel) + end, { force: true });
     const multi = files[0] === MARKER_FILE;
     return { files, multi, markerMissing: multi && !existsSync(join(abs, MARKER_FILE)), seconds };
   } finally {
     rmSync(temp, { recursive: true, force: true });
   }
+}
+
+/** Empties the folder `dir` a restore wrote into again: removed, or emptied when it `existed` (empty) before. */
+export function unrestore(dir: string, existed: boolean): void {
+  if (existed) for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+  else rmSync(dir, { recursive: true, force: true });
 }
 
 /** A file `litestream restore` wrote. */

@@ -10,9 +10,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
+import { IavlError } from "../base/errors.js";
 import { action, storesAsked } from "./command.js";
 import { globals, note, out, UsageError, versionArg } from "./format.js";
-import { durationArg, litestreamConfig, progressArg, restoreReplicas, runLitestreamForeground, sqliteFiles } from "./litestream.js";
+import { durationArg, litestreamConfig, progressArg, restoreReplicas, runLitestreamForeground, sqliteFiles, unrestore } from "./litestream.js";
 import { checkRestored } from "./restored.js";
 
 interface ReplicateOptions {
@@ -105,8 +106,16 @@ async function restore(from: string, dir: string, opts: RestoreOptions, cmd: Com
   if (existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length > 0)) {
     throw new UsageError(`${dir} is not an empty folder: restore writes a new one; nothing was restored`);
   }
+  const existed = existsSync(dir);
   const files = await restoreReplicas(from, dir, storesAsked(cmd), opts.timestamp);
   if (!g.json) out(`restored ${files.files.length} file(s) from ${from} into ${dir} in ${files.seconds.toFixed(2)} s${opts.timestamp === undefined ? "" : ` (as of ${opts.timestamp})`}`);
   const head = { from, dir, files: files.files, seconds: Number(files.seconds.toFixed(3)), timestamp: opts.timestamp ?? null };
-  return checkRestored(dir, files, opts.version, g.json, head);
+  try {
+    return await checkRestored(dir, files, opts.version, g.json, head);
+  } catch (e) {
+    // A restore that cannot give the version asked for leaves nothing to be opened by mistake.
+    unrestore(dir, existed);
+    if (e instanceof IavlError) throw new IavlError(e.code, `${e.message}; nothing was restored (${dir} is ${existed ? "empty" : "gone"} again)`, { cause: e });
+    throw e;
+  }
 }
