@@ -17,6 +17,7 @@
  *    20), rate and disk.
  * 4. Long history (bench/scale-history.ts): the mixed profile ×0.3 for 10,000 versions (quick: 300) with keepRecent
  *    1,000 (quick: 50), its last window's rate and disk against the window before.
+ * SCALE_SECTIONS=growth (or a list: growth,churn) runs only those items.
  * @module
  */
 import { rmSync } from "node:fs";
@@ -68,8 +69,8 @@ export async function scale(b: Bench): Promise<void> {
   const s: Scale = { b, dir, store, per, child, plains, version: 0, size: 0, reopens: [], ask };
   try {
     await grow(s);
-    await snapshot(s);
-    await churn(s);
+    if (sections.has("snapshot")) await snapshot(s);
+    if (sections.has("churn")) await churn(s);
     await ask(null);
   } finally {
     child.kill();
@@ -77,8 +78,14 @@ export async function scale(b: Bench): Promise<void> {
   }
   rmSync(dir, { recursive: true, force: true }); // its disk is needed by what follows
   gc();
-  await history(b);
+  if (sections.has("history")) await history(b);
 }
+
+/**
+ * The items run: all, or those SCALE_SECTIONS names (growth, snapshot, churn, history: growth always runs, the two
+ * after it build on its store), for a shorter run that re-measures one figure.
+ */
+const sections = new Set((process.env["SCALE_SECTIONS"] ?? "growth,snapshot,churn,history").split(","));
 
 /** Item 1: growth to each size, and the figures there. */
 async function grow(s: Scale): Promise<void> {
