@@ -5,7 +5,6 @@
  * IavlError that says what was stored, the same handle goes on once space is back, and a reopen holds every version
  * commit() returned with its hash: none lost, none resurrected.
  */
-import { execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
@@ -13,8 +12,7 @@ import { describe, expect, it } from "vitest";
 import { MultiTree, toHex, Tree, type ErrorCode } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b, branchRowsProblem, leafRowsProblem } from "./helpers.js";
-import { Proc, root } from "./processes.js";
-import { scriptArgs } from "../sim/child-command.js";
+import { limitFiles, nodeOnDisk } from "./processes.js";
 
 const life = fileURLToPath(new URL("./fixtures/disk-full-life.ts", import.meta.url));
 
@@ -32,16 +30,15 @@ type Event = Record<string, unknown> & { event: string };
  * lifts it once the disk was full, and returns the three events it printed.
  */
 async function underFullDisk(mode: string, dir: string): Promise<{ full: Event; done: Event }> {
-  const args = scriptArgs(life).map((a) => `"${a}"`).join(" ");
-  const p = spawn("bash", ["-c", `trap "" XFSZ; exec "${process.execPath}" ${args} ${mode} "${dir}"`], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
-  const proc = new Proc(p);
+  const proc = nodeOnDisk([life, mode, dir]);
+  const pid = proc.p.pid!;
   const event = async (name: string): Promise<Event> => JSON.parse((await proc.line(new RegExp(`^\\{"event":"${name}"`))).input!) as Event;
   const ready = await event("ready");
-  execFileSync("prlimit", ["--pid", String(p.pid), `--fsize=${ready["limit"] as number}:`]);
-  p.stdin.write("go\n");
+  limitFiles(pid, ready["limit"] as number);
+  proc.p.stdin!.write("go\n");
   const full = await event("full");
-  execFileSync("prlimit", ["--pid", String(p.pid), "--fsize=unlimited:"]);
-  p.stdin.write("space\n");
+  limitFiles(pid, "unlimited");
+  proc.p.stdin!.write("space\n");
   const done = await event("done");
   const { code } = await proc.exited;
   expect(code, proc.stderr).toBe(0);

@@ -4,12 +4,14 @@
  * rolled back that committed another history is refused as soon as it answers, naming the last version both share
  * and the commands that follow it from there, which then do.
  */
+import { readdirSync, statSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MultiTree, toHex } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { b } from "./helpers.js";
-import { main, node, serve, type Proc } from "./processes.js";
+import { limitFiles, main, node, nodeOnDisk, serve, type Proc } from "./processes.js";
 
 const STORES = ["bank", "staking"];
 const VERSION = /^version (\d+)$/;
@@ -86,6 +88,42 @@ describe("iavlite follow, when things go wrong", () => {
       f.p.kill("SIGTERM");
       expect(await f.exited).toEqual({ code: 0, signal: null });
       expect(stateOf(replica)).toEqual(stateOf(src));
+    } finally {
+      w.close();
+    }
+  }, 180_000);
+
+  it("stops on a full disk saying which version the replica holds, and follows on from it when run again", async () => {
+    const src = tempDir();
+    const w = MultiTree.open(src, { stores: STORES });
+    commitTo(w, 3, "a");
+    const source = await serve(src);
+    const replica = `${tempDir()}/replica`;
+    const args = [main, "follow", source.url, replica, "--wait-ms", "200"];
+    const f = nodeOnDisk(args);
+    try {
+      await f.errLine(/snapshot of version 3$/);
+      commitTo(w, 4, "a");
+      await f.line(/^version 4$/);
+      // No file of the replica may grow any more; the source commits versions of 64 KiB values.
+      const largest = Math.max(...readdirSync(replica, { recursive: true, encoding: "utf8" }).map((p) => statSync(join(replica, p)).size));
+      limitFiles(f.p.pid!, largest);
+      for (let v = 5; v <= 12; v++) {
+        for (const s of STORES) w.tree(s).set(b(`${s}-big-${v}`), new Uint8Array(65_536).fill(v));
+        w.commit();
+      }
+      expect((await f.exited).code).toBe(1);
+      const said = f.stderr.split("\n").find((l) => /^iavlite: (DISK_FULL|IO_ERROR): /.test(l));
+      expect(said ?? f.stderr).toMatch(/; the replica holds version (\d+): follow again once the disk has room$/);
+      const held = Number(/holds version (\d+)/.exec(said!)![1]);
+      expect(stateOf(replica)[0]).toBe(held);
+      // Run again, with room: it goes on from there to the source's last version.
+      const again = node(args);
+      await again.line(/^version 12$/);
+      again.p.kill("SIGTERM");
+      expect(await again.exited).toEqual({ code: 0, signal: null });
+      expect(stateOf(replica)).toEqual(stateOf(src));
+      expect(again.numbers(VERSION)[0]).toBe(held + 1);
     } finally {
       w.close();
     }

@@ -2,7 +2,7 @@
  * Real child processes for the tests: node with tsx, stdout read line by line, every child killed after its test,
  * and `iavlite serve` started and waited for until it listens.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, inject } from "vitest";
 import { scriptArgs } from "../sim/child-command.js";
@@ -106,6 +106,21 @@ export function node(args: string[]): Proc {
   const p = spawn(process.execPath, nodeArgs(args), { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
   children.push(p);
   return new Proc(p);
+}
+
+/**
+ * Starts `node ...args` as {@link node} does, with SIGXFSZ ignored (and stdin a pipe), so that a file-size limit set on
+ * it with {@link limitFiles} makes its writes fail as on a full disk instead of killing it.
+ */
+export function nodeOnDisk(args: string[]): Proc {
+  const p = spawn("bash", ["-c", 'trap "" XFSZ; exec "$0" "$@"', process.execPath, ...nodeArgs(args)], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+  children.push(p);
+  return new Proc(p);
+}
+
+/** Sets the soft file-size limit of the running process `pid` to `bytes` (prlimit, util-linux), or lifts it. */
+export function limitFiles(pid: number, bytes: number | "unlimited"): void {
+  execFileSync("prlimit", ["--pid", String(pid), `--fsize=${bytes}:`]);
 }
 
 /** Starts `iavlite serve dir` (on a free port unless `more` names one) and waits until it listens. */

@@ -319,7 +319,7 @@ export class MultiTree {
   private ensureOpen(): void {
     if (this.closed) throw new IavlError("CLOSED", "the multi-store is closed");
     if (this.failed !== undefined) {
-      throw new IavlError("CORRUPT", `a commit failed part-way (${(this.failed as Error).message}); reopen to continue from the last whole version`);
+      throw new IavlError("CORRUPT", `a commit failed part-way (${(this.failed as Error).message}); reopen to continue from the last whole version`, { cause: this.failed });
     }
   }
 }

@@ -195,7 +195,7 @@ export class Tree {
     this.grouping = undefined;
     const land = !drop && g.failed === undefined;
     const lost = (why: unknown): IavlError =>
-      new IavlError("CORRUPT", `versions ${g.from + 1}–${this.state.version} of a group did not land (${(why as Error).message}); reopen the store to continue from version ${g.from}`);
+      new IavlError("CORRUPT", `versions ${g.from + 1}–${this.state.version} of a group did not land (${(why as Error).message}); reopen the store to continue from version ${g.from}`, { cause: why });
     try {
       this.backend.endGroup(land);
     } catch (e) {

@@ -104,7 +104,14 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
           note(`${(e as Error).message}; asking again in ${o.retryMs} ms`);
           await pause(o.retryMs, signal);
         } else {
-          throw e;
+          const disk = diskFailure(e);
+          if (disk === undefined || local === undefined) throw e;
+          // The versions being applied did not land (a group lands whole or not at all); the handle is spent.
+          const multi = local.isMulti;
+          local.close();
+          local = undefined;
+          const held = LocalReplica.onDisk(dir, multi);
+          throw new IavlError(disk.code, `${disk.message}; the replica holds version ${held}: follow again once the disk has room`, { cause: e });
         }
       }
     }
@@ -112,6 +119,14 @@ export async function follow(url: string, dir: string, options: FollowOptions = 
   } finally {
     local?.close();
   }
+}
+
+/** The full disk or failed write behind `e` (itself, or what it wraps), if any. */
+function diskFailure(e: unknown): IavlError | undefined {
+  for (let c: unknown = e; c instanceof Error; c = c.cause) {
+    if (isIavlError(c, "DISK_FULL") || isIavlError(c, "IO_ERROR")) return c as IavlError;
+  }
+  return undefined;
 }
 
 /**

@@ -30,6 +30,29 @@ export class LocalReplica {
     return new LocalReplica(undefined, MultiTree.open(dir, { ...options, stores, addStores: stores }));
   }
 
+  /** The last version a reopen of the replica in `dir` goes on from (its stores `multi` or one plain store). */
+  static onDisk(dir: string, multi: boolean): number {
+    if (!multi) {
+      const r = Tree.openReadOnly(dir);
+      try {
+        return r.version;
+      } finally {
+        r.close();
+      }
+    }
+    const r = MultiTree.openReadOnly(dir);
+    try {
+      return r.latest;
+    } finally {
+      r.close();
+    }
+  }
+
+  /** True for a multi-store replica. */
+  get isMulti(): boolean {
+    return this.multi !== undefined;
+  }
+
   /** The last version committed here (0: none). */
   get version(): number {
     return this.plain?.version ?? this.multi!.version;
