@@ -4,7 +4,8 @@
  * bench/scale-data.ts), 1,000 versions (quick: 60), the store reopened with keepRecent 100 (quick: 20), against the
  * plain tables (both layouts, upsert/delete) taking the same versions here:
  *
- * - the store's rate over the last half of the versions against the plain tables' over the same versions;
+ * - the store's rate over the last half of the versions against the plain tables' over the same versions, a version's
+ *   commit time at p99 against p50 there, and the most versions kept at once (counted every 10 versions);
  * - its disk at the end (the store folder after its automatic prunes and a flush, open, with its WAL) against a
  *   plain rowid table of the kept (key, version, value) rows, as bench/mixed.ts builds it: at the first kept version
  *   the plain table's state is copied in SQL (ATTACH, from the without-rowid table, so in key order), then every
@@ -16,7 +17,7 @@ import { floorOf } from "./report.js";
 import type { ScaleStats } from "./scale-child.js";
 import { Churn } from "./scale-data.js";
 import type { Scale } from "./scale.js";
-import { bytesOf, checkFree, int, mib, sum, timeNs } from "./timing.js";
+import { bytesOf, checkFree, int, mib, percentile, sum, timeNs } from "./timing.js";
 import type { Change } from "./workload.js";
 
 /** One churn version in the store (timed in its process) and in the plain tables (timed here). */
@@ -36,11 +37,14 @@ export async function churn(s: Scale): Promise<void> {
   const keptFile = layoutFile(s.dir, "kept", "rowid");
   let kept: Plain | undefined;
   const [ops, storeNs, plainNs]: [number[], number[], number[][]] = [[], [], s.plains.map(() => [])];
+  // The most versions kept at once, counted every 10 versions (the automatic prunes run beside the commits).
+  let mostKept = 0;
   for (let j = 0; j < versions; j++) {
     const r = await churnVersion(s);
     ops.push(r.changes.length), storeNs.push(r.store), r.plain.forEach((ns, i) => plainNs[i]!.push(ns));
     if (s.version > first) kept!.put(r.changes, s.version);
     else if (s.version === first) kept = keptState(s, keptFile, first);
+    if ((j + 1) % 10 === 0) mostKept = Math.max(mostKept, (await s.ask<ScaleStats>("stats")).kept);
     if ((j + 1) % Math.ceil(versions / 10) === 0) b.log(`  ${j + 1} of ${versions} versions`);
   }
   const half = Math.floor(versions / 2);
@@ -48,6 +52,13 @@ export async function churn(s: Scale): Promise<void> {
   const floor = fasterPlain(perLayout((_, i) => rate(plainNs[i]!)), "ops/s", "same changes, 1 tx/version");
   const name = `churn at ${int(s.size)} keys, keepRecent ${keep}: last ${versions - half} of ${versions} versions × ${int(ops[0]!)} changes`;
   b.row(name, rate(storeNs), "ops/s", floor, { target: 1, note: "timed in the store's process" });
+  // A chain with one-second blocks cannot absorb a checkpoint's stall.
+  const ms = storeNs.slice(half).map((ns) => ns / 1e6);
+  b.row(`  a version's commit there, p99`, percentile(ms, 0.99), "ms", floorOf("the same versions' p50", percentile(ms, 0.5)), {
+    target: 3,
+    note: `the plain tables' p50 / p99: ${plainNs.map((ns) => ns.slice(half).map((x) => x / 1e6)).map((x) => `${percentile(x, 0.5).toFixed(0)} / ${percentile(x, 0.99).toFixed(0)} ms`).join(", ")}`,
+  });
+  b.row(`  versions kept at most, keepRecent ${keep} (counted every 10 versions)`, mostKept, "versions", floorOf("keepRecent", keep), { target: 1.2 });
 
   const st = await s.ask<ScaleStats>("stats");
   const storeBytes = bytesOf(s.store);
