@@ -4,20 +4,12 @@
  * The parent kills it with SIGKILL at a random moment.
  */
 import { Tree } from "../src/index.js";
-import { childOps, type LifeOptions } from "./life.js";
+import { childOps, openOptions, type LifeOptions } from "./life.js";
 import { keyBytes } from "./model.js";
 
 const [dir, optionsJson, seed, versions, prune] = process.argv.slice(2) as [string, string, string, string, string];
 const o = JSON.parse(optionsJson) as LifeOptions;
-const tree = Tree.open(dir, {
-  checkpointInterval: o.checkpointInterval,
-  keepRecent: o.keepRecent ?? undefined,
-  keepEvery: o.keepEvery ?? undefined,
-  memoryBudgetMiB: o.memoryBudgetMiB ?? undefined,
-  shardSize: o.shardSize,
-  initialVersion: o.initialVersion,
-  durability: o.durability,
-});
+const tree = Tree.open(dir, openOptions(o, o.durability));
 process.stdout.write(`opened ${tree.version}\n`);
 const all = childOps(Number(seed), Number(versions));
 for (const [i, ops] of all.entries()) {

@@ -10,7 +10,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Tree } from "../src/index.js";
-import { childOps, type LifeOptions } from "./life.js";
+import { childOps, openOptions, type LifeOptions } from "./life.js";
 import { keyBytes } from "./model.js";
 
 const [dir, optionsJson, seed, versions] = process.argv.slice(2) as [string, string, string, string];
@@ -20,15 +20,7 @@ const heard = async (word: string): Promise<void> => {
   const line = await stdin.next();
   if (line.done === true || line.value !== word) throw new Error(`expected "${word}" on stdin`);
 };
-const tree = Tree.open(dir, {
-  checkpointInterval: o.checkpointInterval,
-  keepRecent: o.keepRecent ?? undefined,
-  keepEvery: o.keepEvery ?? undefined,
-  memoryBudgetMiB: o.memoryBudgetMiB ?? undefined,
-  shardSize: o.shardSize,
-  initialVersion: o.initialVersion,
-  durability: o.durability,
-});
+const tree = Tree.open(dir, openOptions(o, o.durability));
 const size = (f: string): number => {
   try {
     return statSync(join(dir, f)).size;

@@ -4,6 +4,7 @@
  * with steps left out, still runs.
  * @module
  */
+import type { OpenOptions } from "../src/index.js";
 import { KEYS, type Op } from "./model.js";
 import { Random } from "./random.js";
 
@@ -18,6 +19,19 @@ export interface LifeOptions {
   shardSize: number;
   initialVersion: number;
   durability: Durability;
+}
+
+/** The options `Tree.open` takes for a life's store, with `durability` (each reopen may change it). */
+export function openOptions(o: LifeOptions, durability: Durability): OpenOptions {
+  return {
+    checkpointInterval: o.checkpointInterval,
+    keepRecent: o.keepRecent ?? undefined,
+    keepEvery: o.keepEvery ?? undefined,
+    memoryBudgetMiB: o.memoryBudgetMiB ?? undefined,
+    shardSize: o.shardSize,
+    initialVersion: o.initialVersion,
+    durability,
+  };
 }
 
 /** A fraction in [0, 1) that picks among what exists when the step runs. */

@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { iavlSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import { fromHex, IavlError, toHex, Tree, type ExportNode, type ReadOnlyStore, type ReadonlyTree, type VersionChange } from "../src/index.js";
-import { childOps, stepArgs, type Durability, type Life, type Step } from "./life.js";
+import { childOps, openOptions, stepArgs, type Durability, type Life, type Step } from "./life.js";
 import { KEYS, keyBytes, keyHex, Model, type Rec } from "./model.js";
 import { Random } from "./random.js";
 import { branchRowsProblem } from "../test/helpers.js";
@@ -162,13 +162,7 @@ class LifeRun {
   private openWriter(expect = true): void {
     const o = this.life.options;
     this.tree = Tree.open(this.dir, {
-      checkpointInterval: o.checkpointInterval,
-      keepRecent: o.keepRecent,
-      keepEvery: o.keepEvery,
-      memoryBudgetMiB: o.memoryBudgetMiB,
-      shardSize: o.shardSize,
-      initialVersion: o.initialVersion,
-      durability: this.durability,
+      ...openOptions(o, this.durability),
       // Reported at the end of the step: thrown here, it would escape the event loop's callback.
       onBackgroundError: (e) => (this.background ??= e),
     });
