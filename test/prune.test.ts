@@ -6,7 +6,9 @@ import { toHex, Tree } from "../src/index.js";
 import { storeInfo } from "../src/cli/info-summary.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
-import { branchRows, codeOf, leafRowsProblem } from "./helpers.js";
+import { branchRows, branchRowsProblem, codeOf, leafRowsProblem } from "./helpers.js";
+import { openWriter } from "../src/sqlite/connection.js";
+import { markPruned } from "../src/sqlite/prune-rows.js";
 
 /** Expected hash and a sample of contents per version, from a memory tree fed the same operations. */
 function model(upTo: number): { hashes: string[]; tree: Tree } {
@@ -160,6 +162,30 @@ describe("keepEvery snapshots", () => {
     const again = Tree.open(dir);
     check(again);
     again.close();
+  });
+});
+
+describe("a prune that drops snapshots, cut short after its first step", () => {
+  it("is finished by the next prune, even one with no version left to remove: no branch or leaves row a kept tree does not read is left", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { checkpointInterval: 2, shardSize: 5 });
+    for (let v = 1; v <= 40; v++) {
+      applyVersion(t, v, 100, 400);
+      t.commit();
+    }
+    await t.prune(30, { keepEvery: 4 });
+    expect(t.versions().slice(0, 3)).toEqual([4, 8, 12]);
+    t.close();
+    // The first step of a prune that keeps no snapshot, committed; then the prune stopped (a kill, a close).
+    const db = openWriter(join(dir, "iavl.sqlite"), "normal", 1000);
+    markPruned(db, 35, undefined);
+    db.close();
+    const again = Tree.open(dir, { checkpointInterval: 2 });
+    expect(again.versions()[0]).toBe(36);
+    expect((await again.prune(35)).pruned).toBe(0);
+    again.close();
+    expect(branchRowsProblem(dir)).toBeUndefined();
+    expect(leafRowsProblem(dir)).toBeUndefined();
   });
 });
 

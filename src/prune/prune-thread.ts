@@ -14,7 +14,7 @@ import { WriteTurn } from "../base/write-turn.js";
 import { databaseBytes, openWriter, type Connection } from "../sqlite/connection.js";
 import { paceWal } from "../sqlite/wal.js";
 import { yieldBeforeWrites } from "../sqlite/write-errors.js";
-import { markPruned, pruneLeaves, reclaim, sweepLeaves, swapShards, type PrunePlan } from "../sqlite/prune-rows.js";
+import { markPruned, pruneLeaves, reclaim, snapshotsSwept, sweepLeaves, swapShards, type PrunePlan } from "../sqlite/prune-rows.js";
 import { pruneBranches } from "../sqlite/orphaned-branches.js";
 import { deadRows } from "./plan.js";
 import { copySurvivors } from "./survivors.js";
@@ -160,6 +160,7 @@ function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgres
     // Branches no tree from the base on holds; a dropped snapshot's are found again among those it kept.
     let after = plan.droppedSnapshots ? 0 : undefined;
     while ((after = step((db) => pruneBranches(db, through, plan.snapshots, after))) !== undefined) onProgress(3, 5, "branches");
+    if (plan.droppedSnapshots) step(snapshotsSwept);
   }
   if (plan.compactThrough >= 0) step((db, checkStop) => copySurvivors(db, plan, (n) => onProgress(3, 5, `survivors (${n} nodes)`), checkStop));
   const droppedShards = step((db) => swapShards(db, plan));

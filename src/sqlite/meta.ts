@@ -18,6 +18,8 @@ export type MetaName =
   | "leaves_pruned_to"
   | "orphans_from"
   | "branches_pruned_to"
+  /** 1 while a prune that dropped snapshots has not yet swept what they alone held (a stopped prune owes it). */
+  | "snapshot_sweep_owed"
   | "rollbacks";
 
 /** A meta value as a number; undefined when the row is missing or NULL. */

@@ -89,9 +89,17 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
     const dropShards = sql(db, "SELECT id FROM shards WHERE last <= ? AND first < ? ORDER BY id").pluck().all(limit, from) as number[];
     const compactThrough = dropShards.length > 0 ? (dropShards[dropShards.length - 1]! + 1) * store.branches.shardSize - 1 : -1;
     const gen = (metaNumber(db, "compact_gen") ?? 0) + 1;
-    const droppedSnapshots = earlier.some((v) => !snapshots.includes(v));
+    // Owed by an earlier prune that dropped snapshots and stopped before its sweeps ended: once its first step
+    // committed, no later prune could tell that snapshots went.
+    const droppedSnapshots = earlier.some((v) => !snapshots.includes(v)) || metaNumber(db, "snapshot_sweep_owed") === 1;
+    if (droppedSnapshots) setMeta(db, "snapshot_sweep_owed", 1);
     return { keepFrom, snapshots, base, dropShards, orphansFrom: from, compactThrough, gen, removed, droppedSnapshots };
   });
+}
+
+/** Records that the sweeps a prune that dropped snapshots owes are done (see {@link markPruned}). */
+export function snapshotsSwept(db: Connection): void {
+  setMeta(db, "snapshot_sweep_owed", null);
 }
 
 /** One key's rows at or before the bound of a sweep, oldest first, as {@link sweepLeaves} hands them to its judge. */
