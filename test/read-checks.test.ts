@@ -59,20 +59,26 @@ function readsOfK7(dir: string): Record<string, string> {
 }
 
 describe("reads of a damaged leaves row", () => {
-  it("a value changed in its row is CORRUPT at every read, naming the file and the version; other keys read", () => {
-    const dir = store();
-    const db = new Database(join(dir, "iavl.sqlite"));
-    db.prepare("UPDATE leaves SET value = ? WHERE key = ? AND version = 3").run(b("MARKER-value-of-k7-at-4"), b("k7"));
-    db.close();
-    const reads = readsOfK7(dir);
-    for (const [path, got] of Object.entries(reads)) {
-      expect(got, path).toMatch(/^CORRUPT: .*iavl\.sqlite: the leaves row of key 6b37 at version 3 does not match its leaf hash/);
-    }
-    const t = Tree.open(dir);
-    expect(t.get(b("k8"))).toEqual(b("v8@4"));
-    expect(t.at(2).get(b("k7"))).toBeUndefined();
-    t.close();
-  });
+  for (const [rows, against] of [
+    ["written with a checksum", "checksum"],
+    ["without one (written before migration 005)", "leaf hash"],
+  ] as const) {
+    it(`a value changed in its row ${rows} is CORRUPT at every read, naming the file, the version and the ${against}; other keys read`, () => {
+      const dir = store();
+      const db = new Database(join(dir, "iavl.sqlite"));
+      if (against === "leaf hash") db.exec("UPDATE leaves SET sum = NULL");
+      db.prepare("UPDATE leaves SET value = ? WHERE key = ? AND version = 3").run(b("MARKER-value-of-k7-at-4"), b("k7"));
+      db.close();
+      const reads = readsOfK7(dir);
+      for (const [path, got] of Object.entries(reads)) {
+        expect(got, path).toMatch(new RegExp(`^CORRUPT: .*iavl\\.sqlite: the leaves row of key 6b37 at version 3 does not match its ${against}`));
+      }
+      const t = Tree.open(dir);
+      expect(t.get(b("k8"))).toEqual(b("v8@4"));
+      expect(t.at(2).get(b("k7"))).toBeUndefined();
+      t.close();
+    });
+  }
 
   it("a row reached for another key (a damaged index) is CORRUPT, not that key's value", () => {
     const dir = store();
@@ -96,7 +102,7 @@ describe("reads of a damaged leaves row", () => {
     expect(copies).toBeGreaterThan(0);
     writeFileSync(file, bytes);
     const reads = readsOfK7(dir);
-    expect(reads.get).toMatch(/^CORRUPT: .* at version 3 does not match its leaf hash/);
+    expect(reads.get).toMatch(/^CORRUPT: .* at version 3 does not match its checksum/);
     expect(reads.readOnly).toMatch(/^CORRUPT: /);
   });
 

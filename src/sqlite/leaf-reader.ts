@@ -7,9 +7,16 @@ import { latin1, toHex } from "../base/bytes.js";
 import { IavlError } from "../base/errors.js";
 import { leafHash, sha256, toDigest } from "../base/hash.js";
 import { sql, type Connection, type Statement } from "./connection.js";
+import { rowSum } from "./row-sum.js";
 import { blob, type LeafRow } from "./rows.js";
 
 type Row = unknown[];
+
+/**
+ * The columns a read checks a row with: its leaf hash only when it has no sum (a 32-byte blob costs more to read than
+ * the whole check by sum), its value and its sum.
+ */
+const CHECKS = "CASE WHEN sum IS NULL THEN hash END AS hash, value, sum";
 
 /** A leaves row as {@link LeafReader.page} gives it. */
 export interface LeafPageRow {
@@ -33,12 +40,12 @@ export class LeafReader {
   private readonly valueCheckedStmt: Statement;
 
   constructor(private readonly db: Connection) {
-    this.valueAtStmt = db.prepare("SELECT version, hash, value FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1").raw();
+    this.valueAtStmt = db.prepare(`SELECT version, ${CHECKS} FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1`).raw();
     this.leafStmt = db.prepare("SELECT version, key, hash FROM leaves WHERE id = ?").raw();
     this.valueCheckedStmt = db
       .prepare(
-        "SELECT l.version, l.hash, l.value, (SELECT 1 FROM versions WHERE version = @v), (SELECT value FROM meta WHERE name = 'rollbacks') " +
-          "FROM (SELECT 1) LEFT JOIN (SELECT version, hash, value FROM leaves WHERE key = @k AND version <= @v ORDER BY version DESC LIMIT 1) AS l",
+        "SELECT l.version, l.hash, l.value, l.sum, (SELECT 1 FROM versions WHERE version = @v), (SELECT value FROM meta WHERE name = 'rollbacks') " +
+          `FROM (SELECT 1) LEFT JOIN (SELECT version, ${CHECKS} FROM leaves WHERE key = @k AND version <= @v ORDER BY version DESC LIMIT 1) AS l`,
       )
       .raw();
   }
@@ -48,14 +55,14 @@ export class LeafReader {
    * ({@link VersionReader.stateOf}'s `present` and `rollbacks`): a historic get in one statement, not two.
    */
   valueChecked(key: Uint8Array, version: number): [value: Uint8Array | undefined, present: number | null, rollbacks: number | null] {
-    const r = this.valueCheckedStmt.get({ k: key, v: version }) as [number | null, unknown, unknown, number | null, number | null];
-    return [r[0] === null ? undefined : (this.vouched(key, r[0], r[1], r[2]) ?? undefined), r[3], r[4]];
+    const r = this.valueCheckedStmt.get({ k: key, v: version }) as [number | null, unknown, unknown, unknown, number | null, number | null];
+    return [r[0] === null ? undefined : (this.vouched(key, r[0], r[1], r[2], r[3]) ?? undefined), r[4], r[5]];
   }
 
   /** The value of `key` at `version`: the bytes, null when removed, undefined when never set up to then. */
   valueAt(key: Uint8Array, version: number): Uint8Array | null | undefined {
     const r = this.valueAtStmt.get(key, version) as Row | undefined;
-    return r === undefined ? undefined : this.vouched(key, r[0] as number, r[1], r[2]);
+    return r === undefined ? undefined : this.vouched(key, r[0] as number, r[1], r[2], r[3]);
   }
 
   /**
@@ -64,13 +71,13 @@ export class LeafReader {
    */
   history(key: Uint8Array, from: number, to: number, limit: number, oldestFirst: boolean): KeyRow[] {
     const order = oldestFirst ? "ASC" : "DESC";
-    const q = `SELECT version, hash, value FROM leaves WHERE key = ? AND version >= ? AND version <= ? ORDER BY version ${order} LIMIT ?`;
+    const q = `SELECT version, ${CHECKS} FROM leaves WHERE key = ? AND version >= ? AND version <= ? ORDER BY version ${order} LIMIT ?`;
     return (sql(this.db, q).raw().all(key, from, to, limit) as Row[]).map((r) => this.keyRow(key, r));
   }
 
   /** The newest row of `key` before `version`, if any. */
   before(key: Uint8Array, version: number): KeyRow | undefined {
-    const r = sql(this.db, "SELECT version, hash, value FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw().get(key, version);
+    const r = sql(this.db, `SELECT version, ${CHECKS} FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1`).raw().get(key, version);
     return r === undefined ? undefined : this.keyRow(key, r as Row);
   }
 
@@ -79,10 +86,10 @@ export class LeafReader {
    * version set, with its value, or removed (value null).
    */
   changeRows(after: number, end: number, limit: number): Array<{ id: number; key: Uint8Array; value: Uint8Array | null }> {
-    const rows = sql(this.db, "SELECT id, key, version, hash, value FROM leaves WHERE id > ? AND id < ? ORDER BY id LIMIT ?").raw().all(after, end, limit) as Row[];
+    const rows = sql(this.db, `SELECT id, key, version, ${CHECKS} FROM leaves WHERE id > ? AND id < ? ORDER BY id LIMIT ?`).raw().all(after, end, limit) as Row[];
     return rows.map((r) => {
       const key = blob(r[1]);
-      return { id: r[0] as number, key, value: this.vouched(key, r[2] as number, r[3], r[4]) };
+      return { id: r[0] as number, key, value: this.vouched(key, r[2] as number, r[3], r[4], r[5]) };
     });
   }
 
@@ -104,23 +111,28 @@ export class LeafReader {
   }
 
   /**
-   * The value a leaves row of `key` at `version` holds (null for a removal), once its leaf hash says the row is whole:
-   * a damaged row, or an index entry that leads to another key's row, is `CORRUPT`, never a wrong value.
+   * The value a leaves row of `key` at `version` holds (null for a removal), once the row's sum (rows written since
+   * migration 005) or else its leaf hash says the row is whole: a damaged row, or an index entry that leads to another
+   * key's row, is `CORRUPT`, never a wrong value. `hash` may be left unread (null) for a row with a sum.
    */
-  private vouched(key: Uint8Array, version: number, hash: unknown, value: unknown): Uint8Array | null {
-    if (hash === null && value === null) return null;
-    if (hash !== null && value !== null) {
+  private vouched(key: Uint8Array, version: number, hash: unknown, value: unknown, sum: unknown): Uint8Array | null {
+    if (sum !== null) {
+      const v = value === null ? undefined : blob(value);
+      if (v !== undefined && rowSum(key, version, v) === sum) return v;
+    } else if (hash === null && value === null) {
+      return null;
+    } else if (hash !== null && value !== null) {
       const v = blob(value);
       if (leafHash(latin1(key), sha256(v), version) === toDigest(blob(hash))) return v;
     }
     throw new IavlError(
       "CORRUPT",
-      `${this.db.name}: the leaves row of key ${toHex(key)} at version ${version} does not match its leaf hash; the file is damaged (iavlite verify finds what else is)`,
+      `${this.db.name}: the leaves row of key ${toHex(key)} at version ${version} does not match its ${sum === null ? "leaf hash" : "checksum"}; the file is damaged (iavlite verify finds what else is)`,
     );
   }
 
   private keyRow(key: Uint8Array, r: Row): KeyRow {
-    return { version: r[0] as number, value: this.vouched(key, r[0] as number, r[1], r[2]) };
+    return { version: r[0] as number, value: this.vouched(key, r[0] as number, r[1], r[2], r[3]) };
   }
 
   /** The id the next leaves row gets. */
@@ -154,7 +166,7 @@ export class LeafReader {
       if (upper !== undefined) where.push("key < @upper");
       const dir = reverse ? "DESC" : "ASC";
       const text =
-        `SELECT l.key, l.value, l.version, l.id, l.hash FROM (SELECT id, max(version) FROM leaves WHERE ${where.join(" AND ")} ` +
+        `SELECT l.key, l.value, l.version, l.id, CASE WHEN l.sum IS NULL THEN l.hash END, l.sum FROM (SELECT id, max(version) FROM leaves WHERE ${where.join(" AND ")} ` +
         `GROUP BY key ORDER BY key ${dir} LIMIT ${page}) AS m JOIN leaves AS l ON l.id = m.id ORDER BY l.key ${dir}`;
       const params: Record<string, unknown> = { version };
       if (lower !== undefined) params["lower"] = lower;
@@ -162,7 +174,7 @@ export class LeafReader {
       const rows = read(() => sql(this.db, text).raw().all(params) as Row[]);
       for (const r of rows) {
         const key = blob(r[0]);
-        const value = checked ? this.vouched(key, r[2] as number, r[4], r[1]) : r[1] === null ? null : blob(r[1]);
+        const value = checked ? this.vouched(key, r[2] as number, r[4], r[1], r[5]) : r[1] === null ? null : blob(r[1]);
         if (value !== null) yield [key, value, r[2] as number, r[3] as number];
       }
       if (rows.length < page) return;
@@ -181,7 +193,7 @@ export class LeafReader {
    */
   page(version: number, after: Uint8Array | undefined, limit: number, checked = true): { rows: LeafPageRow[]; next: Uint8Array | undefined } {
     const text =
-      `SELECT l.id, l.version, l.key, l.hash, l.value FROM (SELECT id, max(version) FROM leaves WHERE version <= ? ` +
+      `SELECT l.id, l.version, l.key, l.hash, l.value, l.sum FROM (SELECT id, max(version) FROM leaves WHERE version <= ? ` +
       `${after === undefined ? "" : "AND key > ? "}GROUP BY key ORDER BY key LIMIT ?) AS m JOIN leaves AS l ON l.id = m.id ORDER BY l.key`;
     const args = after === undefined ? [version, limit] : [version, after, limit];
     const all = sql(this.db, text).raw().all(...args) as Row[];
@@ -190,7 +202,7 @@ export class LeafReader {
       if (r[3] === null) continue;
       const key = blob(r[2]);
       // A value may be gone from a row only a pruned version reads (the export of such a version is refused).
-      rows.push({ id: r[0] as number, version: r[1] as number, key, hash: blob(r[3]), value: r[4] === null ? null : checked ? this.vouched(key, r[1] as number, r[3], r[4]) : blob(r[4]) });
+      rows.push({ id: r[0] as number, version: r[1] as number, key, hash: blob(r[3]), value: r[4] === null ? null : checked ? this.vouched(key, r[1] as number, r[3], r[4], r[5]) : blob(r[4]) });
     }
     return { rows, next: all.length < limit ? undefined : blob(all[all.length - 1]![2]) };
   }

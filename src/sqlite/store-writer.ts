@@ -12,13 +12,15 @@ import { StoreReader } from "./store-reader.js";
 import { insertOrphans } from "./orphaned-branches.js";
 import { insertPage } from "./page-rows.js";
 import { retryBusy, writeTransaction } from "./write-errors.js";
+import { rowSum } from "./row-sum.js";
 
 /** The compacted generation an import writes every branch into, whatever version range the nodes span. */
 const IMPORT_GEN = 1;
 
 /** Writes a leaves row of `version`. */
 export function insertLeaf(db: Connection, version: number, l: LeafWrite): void {
-  sql(db, "INSERT INTO leaves (id, version, key, hash, value) VALUES (?, ?, ?, ?, ?)").run(l.id, version, l.key, l.hash, l.value);
+  const sum = l.value === null ? null : rowSum(l.key, version, l.value);
+  sql(db, "INSERT INTO leaves (id, version, key, hash, value, sum) VALUES (?, ?, ?, ?, ?, ?)").run(l.id, version, l.key, l.hash, l.value, sum);
 }
 
 /** Writes the packed operations of `version`. */

@@ -1,0 +1,47 @@
+/**
+ * The checksum of a leaves row (migration 005): CRC-32 of the key's length, the key, the version and the value. A
+ * read recomputes it from the key it asked for, so a damaged value, a damaged sum, or an index entry that leads to
+ * another key's row all differ from the stored sum.
+ * @module
+ */
+import * as zlib from "node:zlib";
+
+type Crc32 = (data: Uint8Array, value?: number) => number;
+
+/** node:zlib's CRC-32 (Node ≥ 20.15), or the same function in JavaScript. */
+const native = (zlib as { crc32?: Crc32 }).crc32;
+
+/**
+ * CRC-32 of `data` after `value`. Empty data leaves it as it is: zlib restarts at 0 when handed no buffer, which is
+ * what an empty blob read from SQLite is.
+ */
+function crc32(data: Uint8Array, value = 0): number {
+  if (data.length === 0) return value;
+  return native === undefined ? tableCrc32(data, value) : native(data, value);
+}
+
+const head = new Uint8Array(12);
+const headView = new DataView(head.buffer);
+
+/** The sum of the row of `key` at `version` holding `value`. */
+export function rowSum(key: Uint8Array, version: number, value: Uint8Array): number {
+  headView.setUint32(0, key.length);
+  headView.setFloat64(4, version);
+  return crc32(value, crc32(head, crc32(key)));
+}
+
+let table: Uint32Array | undefined;
+
+function tableCrc32(data: Uint8Array, value = 0): number {
+  if (table === undefined) {
+    table = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      table[n] = c >>> 0;
+    }
+  }
+  let c = ~value >>> 0;
+  for (let i = 0; i < data.length; i++) c = table[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
+  return ~c >>> 0;
+}
