@@ -1,11 +1,13 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { toHex, Tree } from "../src/index.js";
 import { storeInfo } from "../src/cli/info-summary.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
+import { node } from "./processes.js";
 import { branchRows, branchRowsProblem, codeOf, leafRowsProblem } from "./helpers.js";
 import { openWriter } from "../src/sqlite/connection.js";
 import { markPruned } from "../src/sqlite/prune-rows.js";
@@ -186,6 +188,14 @@ describe("a prune that drops snapshots, cut short after its first step", () => {
     again.close();
     expect(branchRowsProblem(dir)).toBeUndefined();
     expect(leafRowsProblem(dir)).toBeUndefined();
+  });
+});
+
+describe("the prune thread's start", () => {
+  it("a store closed while its prune thread still loads does not abort the process (Node 20 does, terminated inside require)", async () => {
+    const churn = node([fileURLToPath(new URL("./fixtures/prune-pool-churn.ts", import.meta.url)), join(tempDir(), "store"), "30"]);
+    expect(await churn.exited, churn.stderr).toEqual({ code: 0, signal: null });
+    expect(churn.lines).toContain("closed 30");
   });
 });
 

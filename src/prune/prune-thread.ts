@@ -22,6 +22,7 @@ import {
   ACTIVE,
   AUTO_TARGET,
   IDLE,
+  LOADED,
   RUNNING,
   STATE,
   type DrainTask,
@@ -197,3 +198,7 @@ function step<T>(fn: (db: Connection, checkStop: () => void) => T): T {
     db.close();
   }
 }
+
+// Last, once every import above has loaded: the owner may terminate this thread from now on (see LOADED).
+slots.set(LOADED, 1);
+slots.wake(LOADED);

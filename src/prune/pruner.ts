@@ -41,10 +41,15 @@ import type { WriteTurn } from "../base/write-turn.js";
 export const ACTIVE = FIRST_SLOT;
 /** … {@link IDLE} or {@link RUNNING}: whether a task is started or running, the hand-off's one switch, … */
 export const STATE = FIRST_SLOT + 1;
-/** … and the newest automatic prune target. */
+/** … the newest automatic prune target, … */
 export const AUTO_TARGET = FIRST_SLOT + 2;
+/**
+ * … and 1 once the thread's module is loaded. A close waits for it: piscina loads the module with require(), and
+ * Node 20 aborts the whole process (a V8 fatal error, `IsGraphAsync`) when a thread is terminated inside that require.
+ */
+export const LOADED = FIRST_SLOT + 3;
 /** Slots the channel needs. */
-const SLOTS = FIRST_SLOT + 3;
+const SLOTS = FIRST_SLOT + 4;
 
 /** {@link STATE}: no task runs, the next request starts one. */
 export const IDLE = 0;
@@ -260,6 +265,8 @@ export class Pruner {
     if (this.closed) return;
     this.closed = true;
     this.slots.set(STOP, 1);
+    // A thread that ended (its module failed to load) has threadId -1 at once, before any event says so.
+    while (this.slots.get(LOADED) === 0 && !this.gone && this.pool.threads.some((t) => t.threadId !== -1)) this.slots.wait(LOADED, 0, 100);
     for (let n = this.slots.get(ACTIVE); n > 0 && !this.gone; n = this.slots.get(ACTIVE)) this.slots.wait(ACTIVE, n, 100);
     this.failAll(new IavlError("CLOSED", "the store was closed before the prune ended; it is safe to run it again"));
     this.port.close();
