@@ -1,5 +1,5 @@
 /**
- * The simulator's child writer on a full disk, started with SIGXFSZ ignored: opens the store with the life's options,
+ * The simulator's child writer on a full disk (node ignores SIGXFSZ): opens the store with the life's options,
  * prints "opened V BYTES" (BYTES: its largest file) and waits for "go" on stdin (the parent has set a file-size limit
  * on it). It commits the versions its seed draws, printing "committed V" after each; the first commit the disk
  * refuses (or the flush, with durability async) prints "full CODE MESSAGE" (the message as JSON) and waits for "space"

@@ -809,7 +809,10 @@ class LifeRun {
     this.closeWriter();
     const start = this.model.latest === 0 ? this.life.options.initialVersion - 1 : this.model.latest;
     const args = [...scriptArgs(join(here, "full-writer.ts")), this.dir, JSON.stringify({ ...this.life.options, durability: this.durability }), String(s.seed), String(s.versions)];
-    const child = spawn("bash", ["-c", `trap "" XFSZ; exec "$0" "$@"`, process.execPath, ...args], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+    // node ignores SIGXFSZ: a write past the limit fails (EFBIG) as on a full disk.
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+    // A child that ended early must not make a write to its stdin an unhandled error: its exit status tells.
+    child.stdin.on("error", () => undefined);
     const lines: string[] = [];
     let err = "";
     let wake = (): void => undefined;

@@ -1,6 +1,6 @@
 /**
  * A full disk, made with a file-size limit set on a running child (`prlimit`, soft limit only, so that it can be lifted
- * again) and SIGXFSZ ignored: every write past the limit fails as a write to a full disk does. In every durability of
+ * again; node ignores SIGXFSZ): every write past the limit fails as a write to a full disk does. In every durability of
  * a Tree and a MultiTree, and in a prune, a rollback, an import and the creation of a store, the failure is a coded
  * IavlError that says what was stored, the same handle goes on once space is back, and a reopen holds every version
  * commit() returned with its hash: none lost, none resurrected.

@@ -109,11 +109,13 @@ export function node(args: string[]): Proc {
 }
 
 /**
- * Starts `node ...args` as {@link node} does, with SIGXFSZ ignored (and stdin a pipe), so that a file-size limit set on
- * it with {@link limitFiles} makes its writes fail as on a full disk instead of killing it.
+ * Starts `node ...args` as {@link node} does, with stdin a pipe, for a child whose files {@link limitFiles} limits:
+ * node ignores SIGXFSZ, so a write past the limit fails (EFBIG) as on a full disk. A child that ended early must not
+ * make a write to its stdin an unhandled error: its exit status tells.
  */
 export function nodeOnDisk(args: string[]): Proc {
-  const p = spawn("bash", ["-c", 'trap "" XFSZ; exec "$0" "$@"', process.execPath, ...nodeArgs(args)], { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+  const p = spawn(process.execPath, nodeArgs(args), { cwd: root, stdio: ["pipe", "pipe", "pipe"] });
+  p.stdin!.on("error", () => undefined);
   children.push(p);
   return new Proc(p);
 }
