@@ -109,12 +109,20 @@ function startWorker(callerUrl: string, name: string, options: WorkerOptions): W
  * entry's path, and its threads' node options. From the sources each thread first imports a module that registers
  * tsx, as the threads of {@link ThreadChannel.start} do; `--import tsx` instead would let tsx's CommonJS hook load
  * the entry as CommonJS. From `dist/` none, not even the parent's: the entry is plain JavaScript and needs no loader.
+ * Either way, no require(esm) ({@link NO_REQUIRE_ESM}).
  */
 export function poolEntry(callerUrl: string, name: string): { filename: string; execArgv: string[] } {
   const { url, fromSource } = entryOf(callerUrl, name);
   const register = `import { register } from ${tsxApi()}; register();`;
-  return { filename: fileURLToPath(url), execArgv: fromSource ? ["--import", `data:text/javascript,${encodeURIComponent(register)}`] : [] };
+  return { filename: fileURLToPath(url), execArgv: [...(fromSource ? ["--import", `data:text/javascript,${encodeURIComponent(register)}`] : []), ...NO_REQUIRE_ESM] };
 }
+
+/**
+ * piscina loads a thread's module with require() and falls back to import(). Node 20's require of an ES module
+ * aborted the whole process (V8 fatal errors in module instantiation) when its thread was terminated, or the machine
+ * was busy, while it ran: where node has require(esm), the pool's threads go without it.
+ */
+const NO_REQUIRE_ESM = process.allowedNodeEnvironmentFlags.has("--experimental-require-module") ? ["--no-experimental-require-module"] : [];
 
 /** What every thread of a channel finds in its `workerData`, beside its protocol's own fields. */
 export interface ChannelData {
