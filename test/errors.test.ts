@@ -1,7 +1,10 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decodeItems, encodeItems, IavlError, isIavlError, MAX_KEY_BYTES, MAX_VALUE_BYTES, MultiTree, toHex, Tree, type ErrorCode } from "../src/index.js";
 import { backends, tempDir } from "./backends.js";
 import { b } from "./helpers.js";
+import { CommitMarker } from "../src/sqlite/commit-marker.js";
+import { openReader } from "../src/sqlite/connection.js";
 
 /** Runs `f`, which must throw an IavlError with `code`; returns the error for further checks. */
 function expectCode(f: () => unknown, code: ErrorCode): IavlError {
@@ -374,5 +377,21 @@ describe("the key and value limits are those of everything after set", () => {
     const c = multi.commit();
     expect(toHex(c.hashes.get("bank")!)).toBe(working);
     multi.close();
+  });
+});
+
+describe("opening a file that is not there", () => {
+  it("read-only, is NOT_A_STORE (the file is missing), not an I/O failure; for a store file and a commit marker alike", () => {
+    const dir = tempDir();
+    const code = (fn: () => unknown): string | undefined => {
+      try {
+        fn();
+      } catch (e) {
+        return isIavlError(e) ? e.code : (e as Error).name;
+      }
+      return undefined;
+    };
+    expect(code(() => openReader(join(dir, "iavl.sqlite")))).toBe("NOT_A_STORE");
+    expect(code(() => CommitMarker.open(join(dir, "commits.sqlite"), "normal", true))).toBe("NOT_A_STORE");
   });
 });

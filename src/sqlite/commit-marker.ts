@@ -8,9 +8,9 @@
  * @module
  */
 import Database from "better-sqlite3";
-import { fromSqlite, IavlError } from "../base/errors.js";
+import { fromSqlite } from "../base/errors.js";
 import { blob } from "./rows.js";
-import { openReader, sql, type Sync } from "./connection.js";
+import { openFailure, openReader, sql, type Sync } from "./connection.js";
 import type { WalCheckpoints } from "./wal.js";
 import { retryBusy } from "./write-errors.js";
 
@@ -51,9 +51,7 @@ export class CommitMarker {
     try {
       db = new Database(file, { readonly, fileMustExist: readonly });
     } catch (e) {
-      const mapped = fromSqlite(e, `opening the commit marker ${file}`);
-      if (mapped !== e) throw mapped;
-      throw new IavlError(readonly ? "NOT_A_STORE" : "CORRUPT", `cannot open the commit marker ${file}: ${(e as Error).message}`, { cause: e });
+      throw openFailure(e, file, readonly, `the commit marker ${file}`);
     }
     try {
       if (!readonly) {

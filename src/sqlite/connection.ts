@@ -6,7 +6,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { fromSqlite, IavlError } from "../base/errors.js";
+import { fromSqlite, IavlError, sqliteCode } from "../base/errors.js";
 
 /** An open SQLite connection. Other layers hold it and pass it back here; only src/sqlite runs SQL on it. */
 export type Connection = Database.Database;
@@ -119,9 +119,7 @@ function openChecked(file: string, readonly: boolean, busyTimeoutMs: number): Co
   try {
     db = new Database(file, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
   } catch (e) {
-    const io = ioFailure(e, `opening ${file}`);
-    if (io !== undefined) throw io;
-    throw new IavlError(readonly ? "NOT_A_STORE" : "CORRUPT", `cannot open ${file}: ${(e as Error).message}`, { cause: e });
+    throw openFailure(e, file, readonly);
   }
   try {
     // Reading the schema is the cheapest way to find a file that is not a database at all.
@@ -137,6 +135,16 @@ function openChecked(file: string, readonly: boolean, busyTimeoutMs: number): Co
 function ioFailure(e: unknown, doing: string): IavlError | undefined {
   const mapped = fromSqlite(e, doing);
   return mapped instanceof IavlError && mapped.code !== "CORRUPT" ? mapped : undefined;
+}
+
+/**
+ * What `new Database(file)` failing with `e` means: a file a read-only open cannot find is `NOT_A_STORE`; a disk or
+ * lock failure of a writer's open its code; anything else a file SQLite cannot open (`CORRUPT`). `what` names the
+ * file in the message.
+ */
+export function openFailure(e: unknown, file: string, readonly: boolean, what = file): IavlError {
+  const io = readonly && sqliteCode(e) === "SQLITE_CANTOPEN" ? undefined : ioFailure(e, `opening ${what}`);
+  return io ?? new IavlError(readonly ? "NOT_A_STORE" : "CORRUPT", `cannot open ${what}: ${(e as Error).message}`, { cause: e });
 }
 
 const statements = new WeakMap<Connection, Map<string, Statement>>();
