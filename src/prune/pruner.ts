@@ -44,8 +44,9 @@ export const STATE = FIRST_SLOT + 1;
 /** … the newest automatic prune target, … */
 export const AUTO_TARGET = FIRST_SLOT + 2;
 /**
- * … and 1 once the thread's module is loaded. A close waits for it: piscina loads the module with require(), and
- * Node 20 aborts the whole process (a V8 fatal error, `IsGraphAsync`) when a thread is terminated inside that require.
+ * … and 1 once the thread's module is loaded. A close waits for it, so that no thread is terminated while it loads:
+ * Node 20 aborted the whole process when that happened inside require(esm), which the pool's threads now go without
+ * (`poolEntry`'s NO_REQUIRE_ESM); whether an import() cut short is safe on every Node 20 was not proven.
  */
 export const LOADED = FIRST_SLOT + 3;
 /** Slots the channel needs. */
