@@ -99,11 +99,23 @@ function runExplicit(job: PruneRequest): void {
   }
 }
 
+/**
+ * Thrown at a step boundary of an automatic prune once a newer target is posted: the prune is left as a kill would
+ * leave it (every step can be repeated, and the next prune finishes what it began), and the newer one starts at once.
+ * Its first step removes the versions the writer has since pushed out, so the versions kept stay near keepRecent
+ * however long one prune's rows take, instead of waiting for a whole older prune.
+ */
+class Superseded extends Error {}
+
 function runAuto(target: number): void {
+  const superseded = (): void => {
+    if (slots.get(AUTO_TARGET) > target) throw new Superseded();
+  };
   try {
-    prune(target, data.auto!.keepEvery, data.auto!.keepFree, () => undefined);
+    prune(target, data.auto!.keepEvery, data.auto!.keepFree, () => undefined, superseded);
     reached = target;
   } catch (e) {
+    if (e instanceof Superseded) return;
     // Tried again once a newer target comes: the writer's next commits.
     failedAt = target;
     if (!stopped()) port!.postMessage({ auto: target, failed: failure(e) } satisfies PruneReply);
@@ -116,14 +128,14 @@ type Progress = (done: number, total: number, phase: string) => void;
  * One prune, whole, its steps in order (see pruner.ts). Each step can be repeated after a crash or a stop: nothing a
  * kept version needs is removed before the step that makes it unnecessary has committed.
  */
-function prune(upTo: number, keepEvery: number | undefined, keepFree: number, onProgress: Progress): PruneResult {
+function prune(upTo: number, keepEvery: number | undefined, keepFree: number, onProgress: Progress, superseded = (): void => undefined): PruneResult {
   const before = databaseBytes(data.file);
   const plan = step((db) => markPruned(db, upTo, keepEvery));
   onProgress(1, 5, "versions");
   try {
-    return removeRows(plan, before, keepFree, onProgress);
+    return removeRows(plan, before, keepFree, onProgress, superseded);
   } catch (e) {
-    throw cutShort(e, plan);
+    throw e instanceof Superseded ? e : cutShort(e, plan);
   }
 }
 
@@ -137,12 +149,18 @@ function cutShort(e: unknown, plan: PrunePlan): unknown {
   return new IavlError(e.code, `the prune stopped part-way: ${what}, then ${e.message.replace(/; nothing of it was stored$/, "")}; the next prune removes the rows they left`, { cause: e });
 }
 
-/** The prune's steps after the first: the rows no kept version reads, then the space they took. */
-function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgress: Progress): PruneResult {
+/**
+ * The prune's steps after the first: the rows no kept version reads, then the space they took. `superseded` may end it
+ * between transactions whose progress is recorded in the store (not within a sweep, whose place is not).
+ */
+function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgress: Progress, superseded: () => void): PruneResult {
   const through = plan.base?.version;
   if (through !== undefined) {
     // Rows superseded at or before the version replays start from are dead, a version at a time.
-    while (!step((db) => pruneLeaves(db, through, plan.keepFrom, plan.snapshots, 16))) onProgress(2, 5, "values");
+    while (!step((db) => pruneLeaves(db, through, plan.keepFrom, plan.snapshots, 16))) {
+      onProgress(2, 5, "values");
+      superseded();
+    }
     if (plan.droppedSnapshots) {
       const bounds = [...plan.snapshots, through];
       const kept = (v: number): boolean => v >= plan.keepFrom || plan.snapshots.includes(v);
@@ -160,7 +178,10 @@ function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgres
   if (through !== undefined) {
     // Branches no tree from the base on holds; a dropped snapshot's are found again among those it kept.
     let after = plan.droppedSnapshots ? 0 : undefined;
-    while ((after = step((db) => pruneBranches(db, through, plan.snapshots, after))) !== undefined) onProgress(3, 5, "branches");
+    while ((after = step((db) => pruneBranches(db, through, plan.snapshots, after))) !== undefined) {
+      onProgress(3, 5, "branches");
+      if (!plan.droppedSnapshots) superseded();
+    }
     if (plan.droppedSnapshots) step(snapshotsSwept);
   }
   if (plan.compactThrough >= 0) step((db, checkStop) => copySurvivors(db, plan, (n) => onProgress(3, 5, `survivors (${n} nodes)`), checkStop));
