@@ -9,14 +9,18 @@ import { describe, expect, it } from "vitest";
 import { MultiTree, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
-import { node } from "./processes.js";
+import { spawn } from "node:child_process";
+import { node, Proc, root } from "./processes.js";
 
 const child = fileURLToPath(new URL("./fixtures/no-close.ts", import.meta.url));
 
-/** Runs the child in `mode` on a fresh folder until it exits by itself; returns the folder and what it printed. */
-async function runToExit(mode: string): Promise<{ dir: string; lines: string[] }> {
+/**
+ * Runs the child in `mode` on a fresh folder until it exits by itself; returns the folder and what it printed. The
+ * child runs the package built for the tests, or with `fromSource` the sources through tsx, as `npm start` does.
+ */
+async function runToExit(mode: string, fromSource = false): Promise<{ dir: string; lines: string[] }> {
   const dir = tempDir();
-  const p = node([child, dir, mode]);
+  const p = fromSource ? new Proc(spawn(process.execPath, ["--import", "tsx", child, dir, mode], { cwd: root, env: { ...process.env, IAVLITE_BUILT: "" } })) : node([child, dir, mode]);
   const { code, signal } = await p.exited;
   expect({ code, signal, stderr: p.stderr }).toEqual({ code: 0, signal: null, stderr: "" });
   return { dir, lines: p.lines };
@@ -54,6 +58,12 @@ describe("a script that never closes its store exits by itself", () => {
 
   it("after automatic prunes (keepRecent)", async () => {
     const { dir, lines } = await runToExit("keep");
+    expect(lines).toEqual(["committed 60, kept from 56"]);
+    expectKeptFrom56(dir);
+  }, 120_000);
+
+  it("from the sources too, printing nothing on stderr (node warned as the prune thread's entry loaded)", async () => {
+    const { dir, lines } = await runToExit("keep", true);
     expect(lines).toEqual(["committed 60, kept from 56"]);
     expectKeptFrom56(dir);
   }, 120_000);

@@ -114,8 +114,16 @@ function startWorker(callerUrl: string, name: string, options: WorkerOptions): W
 export function poolEntry(callerUrl: string, name: string): { filename: string; execArgv: string[] } {
   const { url, fromSource } = entryOf(callerUrl, name);
   const register = `import { register } from ${tsxApi()}; register();`;
-  return { filename: fileURLToPath(url), execArgv: [...(fromSource ? ["--import", `data:text/javascript,${encodeURIComponent(register)}`] : []), ...NO_REQUIRE_ESM] };
+  const fromSourceArgs = fromSource ? ["--import", `data:text/javascript,${encodeURIComponent(register)}`, ...QUIET_REQUIRE] : [];
+  return { filename: fileURLToPath(url), execArgv: [...fromSourceArgs, ...NO_REQUIRE_ESM] };
 }
+
+/**
+ * piscina first require()s a thread's entry; from the sources that is a .ts file, which node's CommonJS loader then
+ * reads as JavaScript, finds ES syntax in, and prints a warning about before piscina imports it instead. The thread
+ * runs none of its own warnings, so from the sources its warnings go unprinted (node ≥ 20.11 has the flag).
+ */
+const QUIET_REQUIRE = process.allowedNodeEnvironmentFlags.has("--disable-warning") ? ["--disable-warning=Warning"] : [];
 
 /**
  * piscina loads a thread's module with require() and falls back to import(). Node 20's require of an ES module
