@@ -67,6 +67,7 @@ export class DiskBackend implements Backend {
         memoryBudgetMiB: options.memoryBudgetMiB,
         asyncQueue: options.durability === "async" ? options.asyncQueue : undefined,
         snapshotEvery: options.keepEvery,
+        keepRecent: options.keepRecent,
         busyTimeoutMs: options.busyTimeoutMs,
         walCheckpoints: options.walCheckpoints,
         turn,
@@ -154,9 +155,11 @@ export class DiskBackend implements Backend {
   }
 
   async prune(upTo: number, opts: PruneOptions): Promise<PruneResult> {
-    // Pruning reads and rewrites the store: what is still queued for it must land first.
+    // Pruning reads and rewrites the store: what is still queued for it must land first, and the checkpoint being
+    // written end, so that the versions it may remove are not ones whose checkpoint has yet to end.
     await this.set.flush();
     if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
+    this.set.endCheckpoint();
     return this.prunerOf().prune(upTo, opts.keepEvery, opts.onProgress);
   }
 

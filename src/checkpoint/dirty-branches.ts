@@ -37,7 +37,7 @@ export const NO_CHECKPOINT: CheckpointBatch = { rows: NO_BRANCHES, pages: NO_PAG
  * branch row or a leaf's row, whose subtree is stored whole too). A node of a page below its root must move into a
  * page of its own: pruning deletes a page once its root left the trees it keeps.
  */
-function storedAsPage(t: NodeTable, n: number): boolean {
+export function storedAsPage(t: NodeTable, n: number): boolean {
   const seq = t.seq(n);
   return seq !== 0 && (!isPageSeq(seq) || slotOfSeq(seq) === 0);
 }
@@ -52,77 +52,131 @@ function loadAll(src: NodeSource, n: number): void {
   }
 }
 
+/** One step of a {@link DirtyWalk}. */
+export interface WalkStep {
+  batch: CheckpointBatch;
+  /**
+   * Node keys numbered in this step of nodes a later version replaced before the walk reached them, by the version
+   * that replaced them: what that version's orphans would have held, had they been stored then.
+   */
+  late: Map<number, number[]>;
+}
+
 /**
- * Numbers every unstored spine branch under `root` (children before parents, so each row can name its children) and
- * encodes every canonical page whose root is not stored as one, with ids from `firstPage`, as pages of checkpoint
- * `version`. A stored spine node's subtree is all stored, so the walk never enters one. A page's nodes must be in
- * memory: those that are not (a clean subtree whose page boundary moved) are loaded through `src`.
+ * The walk of a checkpoint over the unstored nodes of one version's tree, in steps of a bounded number of rows, so
+ * that a checkpoint can be written over several commits (the tree of `version` stays as it is meanwhile: later
+ * versions copy the nodes they change, and the owner keeps replaced nodes from being freed). A stored spine node's
+ * subtree is all stored, so the walk never enters one. A page's nodes must be in memory: those that are not (a clean
+ * subtree whose page boundary moved) are loaded through `src`.
  */
-export function collectDirty(src: NodeSource, root: number, version: number, firstPage: number): CheckpointBatch {
-  const t = src.t;
-  const numbered: number[] = [];
-  const renumbered: Array<[number, number]> = [];
-  const pages: PageWrite[] = [];
-  const moved: number[] = [];
-  let bytes = 0;
-  let pageBytes = 0;
-  const next = new Map<number, number>();
-  const undo = (): void => {
-    for (const n of numbered) t.setSeq(n, 0);
-    for (let k = renumbered.length - 1; k >= 0; k--) t.setSeq(renumbered[k]![0], renumbered[k]![1]);
-  };
-  const onMove = (n: number, seq: number): void => {
-    renumbered.push([n, seq]);
-    if (seq === 0) return;
-    // A page's root leaving it ends the page's life in the trees from here on; its other nodes went with the root.
-    if (!isPageSeq(seq) || slotOfSeq(seq) === 0) moved.push(t.version(n), seq);
-  };
-  const page = (n: number): void => {
-    if (storedAsPage(t, n)) return;
-    loadAll(src, n);
-    const id = firstPage + pages.length;
-    const b = pageRow(t, n, id, onMove);
-    pages.push({ id, version, bytes: b });
-    pageBytes += b.length;
-  };
-  try {
-    if (root !== NONE && t.height(root) > 0) {
-      if (t.size(root) <= PAGE_LEAVES) page(root);
-      else if (t.seq(root) === 0) {
-        const stack: number[] = [root];
-        const childrenDone: boolean[] = [false];
-        while (stack.length > 0) {
-          const n = stack.pop()!;
-          if (!childrenDone.pop()) {
-            stack.push(n);
-            childrenDone.push(true);
-            for (const c of [t.right(n), t.left(n)]) {
-              if (c === NONE) continue; // known by its node key: stored
-              if (t.size(c) <= PAGE_LEAVES) page(c);
-              else if (t.seq(c) === 0) stack.push(c), childrenDone.push(false);
-            }
-            continue;
-          }
-          const v = t.version(n);
-          const seq = (next.get(v) ?? 0) + 1;
-          next.set(v, seq);
-          t.setSeq(n, seq);
-          numbered.push(n);
-          bytes += t.key(n).length + 32; // a ByteString has a char per byte; a hash has 32
-        }
-      }
-    }
-  } catch (e) {
-    undo();
-    throw e;
+export class DirtyWalk {
+  /** Nodes still to visit, and whether each one's children were visited. */
+  private stack: number[] = [];
+  private childrenDone: boolean[] = [];
+  /** The last sequence given per node version. */
+  private next = new Map<number, number>();
+  /** True while the root, a page of its own, is still to write. */
+  private rootPage: boolean;
+
+  constructor(
+    private readonly src: NodeSource,
+    readonly root: number,
+    readonly version: number,
+  ) {
+    const t = src.t;
+    const branch = root !== NONE && t.height(root) > 0;
+    this.rootPage = branch && t.size(root) <= PAGE_LEAVES;
+    if (branch && !this.rootPage && t.seq(root) === 0) this.stack.push(root), this.childrenDone.push(false);
   }
-  const rows: BranchRows = {
-    count: numbered.length,
-    bytes,
-    *[Symbol.iterator](): Generator<BranchRow> {
-      for (const n of numbered) yield branchRow(t, n);
-    },
-  };
-  const pageRows: PageRows = { count: pages.length, bytes: pageBytes, [Symbol.iterator]: () => pages[Symbol.iterator]() };
-  return { rows, pages: pageRows, moved, pagesUsed: pages.length, undo };
+
+  /** True once every node is numbered and every page made. */
+  get done(): boolean {
+    return !this.rootPage && this.stack.length === 0;
+  }
+
+  /**
+   * Numbers and encodes rows until about `maxRows` are made (branch rows and pages; a node's two child pages are made
+   * together), page ids from `firstPage`. `replacedAt` names the version that replaced a node, if one did. The batch's
+   * `undo` also puts the walk back where this step began.
+   */
+  step(maxRows: number, firstPage: number, replacedAt: (n: number) => number | undefined): WalkStep {
+    const t = this.src.t;
+    const numbered: number[] = [];
+    const renumbered: Array<[number, number]> = [];
+    const pages: PageWrite[] = [];
+    const moved: number[] = [];
+    const late = new Map<number, number[]>();
+    let bytes = 0;
+    let pageBytes = 0;
+    const was = { stack: [...this.stack], childrenDone: [...this.childrenDone], next: new Map(this.next), rootPage: this.rootPage };
+    const undo = (): void => {
+      for (const n of numbered) t.setSeq(n, 0);
+      for (let k = renumbered.length - 1; k >= 0; k--) t.setSeq(renumbered[k]![0], renumbered[k]![1]);
+      this.stack = was.stack;
+      this.childrenDone = was.childrenDone;
+      this.next = was.next;
+      this.rootPage = was.rootPage;
+    };
+    const replaced = (n: number): void => {
+      const at = replacedAt(n);
+      if (at === undefined) return;
+      const keys = late.get(at) ?? [];
+      keys.push(t.version(n), t.seq(n));
+      late.set(at, keys);
+    };
+    const onMove = (n: number, seq: number): void => {
+      renumbered.push([n, seq]);
+      if (seq === 0) return;
+      // A page's root leaving it ends the page's life in the trees from here on; its other nodes went with the root.
+      if (!isPageSeq(seq) || slotOfSeq(seq) === 0) moved.push(t.version(n), seq);
+    };
+    const page = (n: number): void => {
+      if (storedAsPage(t, n)) return;
+      loadAll(this.src, n);
+      const id = firstPage + pages.length;
+      const b = pageRow(t, n, id, onMove);
+      pages.push({ id, version: this.version, bytes: b });
+      pageBytes += b.length;
+      replaced(n);
+    };
+    try {
+      if (this.rootPage) {
+        page(this.root);
+        this.rootPage = false;
+      }
+      const { stack, childrenDone } = this;
+      while (stack.length > 0 && numbered.length + pages.length < maxRows) {
+        const n = stack.pop()!;
+        if (!childrenDone.pop()) {
+          stack.push(n);
+          childrenDone.push(true);
+          for (const c of [t.right(n), t.left(n)]) {
+            if (c === NONE) continue; // known by its node key: stored
+            if (t.size(c) <= PAGE_LEAVES) page(c);
+            else if (t.seq(c) === 0) stack.push(c), childrenDone.push(false);
+          }
+          continue;
+        }
+        const v = t.version(n);
+        const seq = (this.next.get(v) ?? 0) + 1;
+        this.next.set(v, seq);
+        t.setSeq(n, seq);
+        numbered.push(n);
+        replaced(n);
+        bytes += t.key(n).length + 32; // a ByteString has a char per byte; a hash has 32
+      }
+    } catch (e) {
+      undo();
+      throw e;
+    }
+    const rows: BranchRows = {
+      count: numbered.length,
+      bytes,
+      *[Symbol.iterator](): Generator<BranchRow> {
+        for (const n of numbered) yield branchRow(t, n);
+      },
+    };
+    const pageRows: PageRows = { count: pages.length, bytes: pageBytes, [Symbol.iterator]: () => pages[Symbol.iterator]() };
+    return { batch: { rows, pages: pageRows, moved, pagesUsed: pages.length, undo }, late };
+  }
 }

@@ -57,12 +57,16 @@ const NULL = -1;
 /** The total bytes a write carries (keys, hashes, values, operations): what it costs in flight. */
 export function writeBytes(w: VersionWrite): number {
   let n = w.version.hash.length + w.ops.length + w.orphans.length;
+  for (const [, nodes] of w.laterOrphans) n += nodes.length;
   for (const l of w.leaves) n += l.key.length + (l.hash?.length ?? 0) + (l.value?.length ?? 0);
   return n + w.branches.bytes + w.pages.bytes;
 }
 
-/** Numbers a packed write carries: the header, the lengths of hash, ops and orphans, then per row its numbers and lengths. */
-const HEADER = 12;
+/**
+ * Numbers a packed write carries: the header, the lengths of hash, ops and orphans, then per row its numbers and
+ * lengths, then per earlier version's orphans its version and length.
+ */
+const HEADER = 16;
 const LEAF_NUMS = 4;
 const BRANCH_NUMS = 10;
 const PAGE_NUMS = 3;
@@ -70,9 +74,12 @@ const PAGE_NUMS = 3;
 /** Packs `w`, into spare buffers where they are long enough; the result's buffers can be transferred. */
 export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }): PackedWrite {
   const v = w.version;
-  const nums = reuse(spares.nums, HEADER + 3 + w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS + w.pages.count * PAGE_NUMS, (n) => new Float64Array(n));
+  const rows = w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS + w.pages.count * PAGE_NUMS + w.laterOrphans.length * 2;
+  const nums = reuse(spares.nums, HEADER + 3 + rows, (n) => new Float64Array(n));
   nums.set([v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL]);
   nums.set([w.firstLeaf, w.leaves.length, w.branches.count, w.pages.count], 8);
+  const done = w.completes;
+  nums.set([done?.version ?? NULL, done?.rootVersion ?? NULL, done?.rootSeq ?? NULL, w.laterOrphans.length], 12);
   const p: PackedWrite = { nums, bytes: reuse(spares.bytes, writeBytes(w), (n) => new Uint8Array(n)) };
   const c: Cursor = { i: HEADER, at: 0 };
   putBytes(p, c, v.hash);
@@ -95,6 +102,10 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
     nums[c.i++] = g.version;
     putBytes(p, c, g.bytes);
   }
+  for (const [version, nodes] of w.laterOrphans) {
+    nums[c.i++] = version;
+    putBytes(p, c, nodes);
+  }
   return p;
 }
 
@@ -105,7 +116,8 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
  */
 export function unpackWrite(p: PackedWrite): VersionRows {
   const n = p.nums;
-  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount, firstLeaf, leafCount, branchCount, pageCount] = n.subarray(0, HEADER);
+  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount, firstLeaf, leafCount, branchCount, pageCount, doneVersion, doneRootVersion, doneRootSeq, laterCount] =
+    n.subarray(0, HEADER);
   const c: Cursor = { i: HEADER, at: 0 };
   const row: VersionRow = {
     version: version!,
@@ -136,6 +148,14 @@ export function unpackWrite(p: PackedWrite): VersionRows {
     for (let f = 0; f < 2; f++) c.at += n[c.i++]!;
   }
   const pagesAt: Cursor = { ...c };
+  // The earlier versions' orphans come after the pages: 1 number and a length each.
+  for (let k = 0; k < pageCount!; k++) {
+    c.i += 2;
+    c.at += n[c.i++]!;
+  }
+  const laterOrphans: Array<[number, Uint8Array]> = [];
+  for (let k = 0; k < laterCount!; k++) laterOrphans.push([n[c.i++]!, takeBytes(p, c)!]);
+  const completes = doneVersion === NULL ? undefined : { version: doneVersion!, rootVersion: doneRootVersion!, rootSeq: doneRootSeq! };
   const leaves = {
     *[Symbol.iterator](): Generator<LeafWrite> {
       const r = { ...leavesAt };
@@ -162,5 +182,5 @@ export function unpackWrite(p: PackedWrite): VersionRows {
       }
     },
   };
-  return { version: row, leaves, firstLeaf: firstLeaf!, ops: packedOps, branches, pages, orphans };
+  return { version: row, leaves, firstLeaf: firstLeaf!, ops: packedOps, branches, pages, orphans, laterOrphans, completes };
 }

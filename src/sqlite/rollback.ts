@@ -7,6 +7,7 @@ import { sql, type Connection } from "./connection.js";
 import { metaNumber, recordRollback, setMeta } from "./meta.js";
 import { compactedTable, dropBranchTable, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
+import { dropCheckpointsAfter } from "./unfinished-checkpoints.js";
 import { writeTransaction } from "./write-errors.js";
 
 /**
@@ -40,12 +41,9 @@ export function rollbackStore(db: Connection, version: number): number {
     }
     // Branches newer than the replay base were all written by checkpoints after `version`: a replay of the
     // kept versions recreates them, and the next checkpoint writes them again under the same keys.
-    const base = store.versions.replayBase(version)?.version ?? 0;
-    for (const id of sql(db, "SELECT id FROM shards WHERE last > ?").pluck().all(base) as number[]) {
-      sql(db, `DELETE FROM ${shardTable(id)} WHERE version > ?`).run(base);
-    }
     // Pages too: each was written by the checkpoint its row names. Their ids are not given again (AUTOINCREMENT).
-    sql(db, "DELETE FROM pages WHERE version > ?").run(base);
+    const base = store.versions.replayBase(version)?.version ?? 0;
+    dropCheckpointsAfter(db, base);
     forgetPrunedPast(db, version, base);
     return removed;
   });

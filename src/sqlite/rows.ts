@@ -89,6 +89,20 @@ export interface VersionWrite {
   pages: PageRows;
   /** The stored branches and pages the version replaced, packed (orphaned-branches.ts); empty when none. */
   orphans: Uint8Array;
+  /**
+   * Packed node keys to add to the orphans of earlier versions: what a checkpoint written over several commits
+   * stored after a later version had replaced it, and the nodes it moved (see checkpoint/checkpoint-steps.ts).
+   */
+  laterOrphans: Array<[version: number, nodes: Uint8Array]>;
+  /** An earlier version this write makes a checkpoint (its last rows are among this write's), if any. */
+  completes: CheckpointMark | undefined;
+}
+
+/** A stored version made a checkpoint: the node key of its root. */
+export interface CheckpointMark {
+  version: number;
+  rootVersion: number;
+  rootSeq: number;
 }
 
 /** A {@link VersionWrite} as a writer reads it: its rows may be streamed, but every iteration gives them all. */

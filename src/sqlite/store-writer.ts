@@ -6,7 +6,7 @@
 import { IavlError } from "../base/errors.js";
 import { sql, type Connection } from "./connection.js";
 import { initMeta, setMeta } from "./meta.js";
-import { VERSION_COLUMNS, type BranchRows, type PageRows, type ImportBatch, type LeafWrite, type VersionRow, type VersionRows } from "./rows.js";
+import { VERSION_COLUMNS, type BranchRow, type CheckpointMark, type ImportBatch, type LeafWrite, type PageWrite, type VersionRow, type VersionRows } from "./rows.js";
 import { compactedTable, createBranchTable, createShard, insertBranch, shardOf, shardTable } from "./shards.js";
 import { StoreReader } from "./store-reader.js";
 import { insertOrphans } from "./orphaned-branches.js";
@@ -86,27 +86,32 @@ export class StoreWriter {
       for (const l of w.leaves) insertLeaf(this.db, v, l);
       insertOps(this.db, v, w.firstLeaf, w.ops);
       insertOrphans(this.db, v, w.orphans);
-      for (const b of w.branches) insertBranch(this.db, this.shard(b.version), b);
-      for (const g of w.pages) insertPage(this.db, g);
+      this.checkpointRows(w.branches, w.pages, w.laterOrphans, w.completes);
       this.commitRow(w.version);
     });
   }
 
   /**
-   * Makes stored version `version` a checkpoint after the fact: its unstored branches and pages and the root it names,
-   * in one transaction (what a commit with a checkpoint writes, minus the rows the version already has); `orphans`,
-   * the stored nodes the checkpoint moved into new pages, join what the version replaced.
+   * Writes the last rows of a checkpoint of a stored version by themselves, in one transaction, making the version a
+   * checkpoint (what a commit carrying a checkpoint's last step writes, minus the commit's own rows).
    */
-  writeCheckpoint(version: number, branches: BranchRows, pages: PageRows, orphans: Uint8Array, rootVersion: number, rootSeq: number): void {
-    this.writing(`checkpointing version ${version}`, () => {
-      for (const b of branches) insertBranch(this.db, this.shard(b.version), b);
-      for (const g of pages) insertPage(this.db, g);
-      insertOrphans(this.db, version, orphans);
-      const set = "UPDATE versions SET checkpoint = 1, root_version = ?, root_seq = ? WHERE version = ? AND checkpoint = 0";
-      if (sql(this.db, set).run(rootVersion, rootSeq, version).changes !== 1) {
-        throw new IavlError("CORRUPT", `version ${version} is not a stored version without a checkpoint`);
-      }
-    });
+  writeCheckpoint(branches: Iterable<BranchRow>, pages: Iterable<PageWrite>, orphans: Array<[number, Uint8Array]>, mark: CheckpointMark): void {
+    this.writing(`checkpointing version ${mark.version}`, () => this.checkpointRows(branches, pages, orphans, mark));
+  }
+
+  /**
+   * A checkpoint's rows (all of them, or a step's), the orphans it adds to earlier versions, and the mark of the
+   * version it makes a checkpoint, when it ends one.
+   */
+  private checkpointRows(branches: Iterable<BranchRow>, pages: Iterable<PageWrite>, orphans: Array<[number, Uint8Array]>, mark: CheckpointMark | undefined): void {
+    for (const b of branches) insertBranch(this.db, this.shard(b.version), b);
+    for (const g of pages) insertPage(this.db, g);
+    for (const [version, nodes] of orphans) insertOrphans(this.db, version, nodes);
+    if (mark === undefined) return;
+    const set = "UPDATE versions SET checkpoint = 1, root_version = ?, root_seq = ? WHERE version = ? AND checkpoint = 0";
+    if (sql(this.db, set).run(mark.rootVersion, mark.rootSeq, mark.version).changes !== 1) {
+      throw new IavlError("CORRUPT", `version ${mark.version} is not a stored version without a checkpoint`);
+    }
   }
 
   /**

@@ -8,12 +8,13 @@ import { digestBytes } from "../../base/hash.js";
 import { NONE, type NodeSource, type NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
 import type { Op } from "../../tree/version-log.js";
-import { leafKeySeq, storedSeq } from "../../sqlite/node-rows.js";
-import type { BranchRows, LeafWrite, PageRows, VersionWrite } from "../../sqlite/rows.js";
+import { leafKeySeq } from "../../sqlite/node-rows.js";
+import type { LeafWrite, VersionWrite } from "../../sqlite/rows.js";
 import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
 import { packNodeKeys } from "../../sqlite/orphaned-branches.js";
 import { isPageSeq, slotOfSeq } from "../../sqlite/shards.js";
-import { collectDirty, NO_CHECKPOINT } from "../../checkpoint/dirty-branches.js";
+import { NO_CHECKPOINT } from "../../checkpoint/dirty-branches.js";
+import type { CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
 
 /** A commit's rows, with the leaves that now hold their row's node key. */
 export interface CommitRows {
@@ -22,36 +23,17 @@ export interface CommitRows {
   leaves: number[];
   /** Page ids the write uses. */
   pagesUsed: number;
+  /** The checkpoint step the write carries, if any. */
+  step: CheckpointStep | undefined;
   /** Forgets the numbering given, so that a failed write leaves the tree as it was. */
   undo(): void;
 }
 
-/** The rows that make a stored version a checkpoint after the fact: its unstored branches and its root's node key. */
-export interface CheckpointRows {
-  branches: BranchRows;
-  pages: PageRows;
-  /** The stored nodes the checkpoint moved into new pages, packed as orphans of the version. */
-  moved: Uint8Array;
-  pagesUsed: number;
-  rootVersion: number;
-  rootSeq: number;
-  /** Forgets the numbering given, so that a failed write leaves the tree as it was. */
-  undo(): void;
-}
-
-/** The {@link CheckpointRows} of stored version `version`, whose tree is `root` (not empty); page ids from `firstPage`. */
-export function checkpointRows(src: NodeSource, version: number, root: number, firstPage: number): CheckpointRows {
-  const batch = collectDirty(src, root, version, firstPage);
-  const t = src.t;
-  return {
-    branches: batch.rows,
-    pages: batch.pages,
-    moved: packNodeKeys(batch.moved),
-    pagesUsed: batch.pagesUsed,
-    rootVersion: t.version(root),
-    rootSeq: storedSeq(t.seq(root)),
-    undo: batch.undo,
-  };
+/** The orphans a checkpoint's step adds to versions other than `own` (the commit's), packed. */
+export function laterOrphans(step: CheckpointStep | undefined, own: number | undefined): Array<[number, Uint8Array]> {
+  const out: Array<[number, Uint8Array]> = [];
+  for (const [v, keys] of step?.orphans ?? []) if (v !== own) out.push([v, packNodeKeys(keys)]);
+  return out;
 }
 
 /**
@@ -71,10 +53,10 @@ function storedOrphans(t: NodeTable, orphans: readonly number[], moved: readonly
 /**
  * The rows of `c`, its leaves rows numbered from `firstLeaf`: one per key the version changed (set, or removed having
  * been there before it), in key order, so that the version's changes read back in key order from consecutive ids; a
- * set's leaf takes its row's id. With `checkpoint`, every unstored spine branch and page goes too, page ids from
- * `firstPage`.
+ * set's leaf takes its row's id. The rows of the checkpoint step that `stepOf` makes once the leaves are numbered go
+ * too, if any (checkpoint-steps.ts): when it ends the checkpoint of this very version, the version row names its root.
  */
-export function versionRows(src: NodeSource, c: CommitInput, firstLeaf: number, checkpoint: boolean, firstPage: number): CommitRows {
+export function versionRows(src: NodeSource, c: CommitInput, firstLeaf: number, stepOf: () => CheckpointStep | undefined): CommitRows {
   const t = src.t;
   const { ops } = c.log;
   const changed = ops.filter((op) => op.last && (op.leaf !== NONE || op.existed)).map((op) => ({ op, id: latin1(op.key) }));
@@ -98,17 +80,20 @@ export function versionRows(src: NodeSource, c: CommitInput, firstLeaf: number, 
   };
   const packed: PackedOp[] = ops.map((op) => ({ key: op.key, set: op.leaf !== NONE, row: rowOf.get(op) }));
   const root = c.root;
-  let batch: ReturnType<typeof collectDirty> | undefined;
+  let step: CheckpointStep | undefined;
   try {
-    batch = checkpoint ? collectDirty(src, root, c.version, firstPage) : NO_CHECKPOINT;
+    step = stepOf();
+    const batch = step?.batch ?? NO_CHECKPOINT;
+    const own = step?.completes?.version === c.version ? step.completes : undefined;
+    const checkpoint = own !== undefined;
     const write: VersionWrite = {
       version: {
         version: c.version,
         hash: digestBytes(c.hash),
         size: root === NONE ? 0 : t.size(root),
         checkpoint,
-        rootVersion: checkpoint && root !== NONE ? t.version(root) : null,
-        rootSeq: checkpoint && root !== NONE ? storedSeq(t.seq(root)) : null,
+        rootVersion: own?.rootVersion ?? null,
+        rootSeq: own?.rootSeq ?? null,
         ops: ops.length,
         firstLeaf,
         leafRows: rows.length,
@@ -118,20 +103,23 @@ export function versionRows(src: NodeSource, c: CommitInput, firstLeaf: number, 
       ops: packOps(packed),
       branches: batch.rows,
       pages: batch.pages,
-      orphans: storedOrphans(t, c.orphans, batch.moved),
+      orphans: storedOrphans(t, c.orphans, step?.orphans.get(c.version) ?? []),
+      laterOrphans: laterOrphans(step, c.version),
+      completes: own === undefined ? step?.completes : undefined,
     };
-    const numbered = batch;
+    const made = step;
     return {
       write,
       leaves,
       pagesUsed: batch.pagesUsed,
+      step: made,
       undo: () => {
-        numbered?.undo();
+        made?.undo();
         undoLeaves();
       },
     };
   } catch (e) {
-    batch?.undo();
+    step?.undo();
     undoLeaves();
     throw e;
   }

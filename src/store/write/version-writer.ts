@@ -11,7 +11,8 @@ import type { CommitInput } from "../../tree/store-contract.js";
 import type { StoreWriter } from "../../sqlite/store-writer.js";
 import { boundWal, type WalCheckpoints } from "../../sqlite/wal.js";
 import { UnlandedValues } from "./unlanded-values.js";
-import { checkpointRows, versionRows } from "./version-rows.js";
+import type { CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
+import { laterOrphans, versionRows } from "./version-rows.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
 
@@ -79,9 +80,17 @@ export class VersionWriter {
     return this.values.copy(value);
   }
 
-  /** Writes `c` (with a checkpoint's branches when `checkpoint`); throws with nothing changed when it cannot. */
-  write(src: NodeSource, c: CommitInput, checkpoint: boolean): void {
-    const rows = versionRows(src, c, this.nextLeaf, checkpoint, this.nextPage);
+  /** The id the next page row gets. */
+  get firstPage(): number {
+    return this.nextPage;
+  }
+
+  /**
+   * Writes `c`, with the step of a checkpoint that `stepOf` makes (given the id of the first page it may use) once
+   * the version's leaves are numbered, if any; returns that step. Throws with nothing changed when it cannot.
+   */
+  write(src: NodeSource, c: CommitInput, stepOf: (firstPage: number) => CheckpointStep | undefined): CheckpointStep | undefined {
+    const rows = versionRows(src, c, this.nextLeaf, () => stepOf(this.nextPage));
     try {
       this.values.seal(c.version, rows.leaves);
       if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
@@ -102,6 +111,7 @@ export class VersionWriter {
     }
     this.nextLeaf += rows.write.leaves.length;
     this.nextPage += rows.pagesUsed;
+    return rows.step;
   }
 
   /**
@@ -135,23 +145,20 @@ export class VersionWriter {
     if (land) this.wal?.committed();
   }
 
-  /** Makes stored `version`, whose tree is `root` (not empty), a checkpoint; false, with nothing changed, when it cannot. */
-  checkpoint(src: NodeSource, version: number, root: number): boolean {
-    let rows;
+  /**
+   * Writes the last step of a checkpoint of stored versions by itself (inline: the writer thread, if any, has landed
+   * every version), making its version a checkpoint; throws with nothing changed when it cannot.
+   */
+  checkpoint(step: CheckpointStep): void {
+    const mark = step.completes;
+    if (mark === undefined) throw new Error("a checkpoint written by itself must end its walk");
     try {
-      rows = checkpointRows(src, version, root, this.nextPage);
-    } catch {
-      return false;
+      this.turn.owner(() => this.store.writeCheckpoint(step.batch.rows, step.batch.pages, laterOrphans(step, undefined), mark));
+    } catch (e) {
+      step.undo();
+      throw e;
     }
-    try {
-      const r = rows;
-      this.turn.owner(() => this.store.writeCheckpoint(version, r.branches, r.pages, r.moved, r.rootVersion, r.rootSeq));
-      this.nextPage += rows.pagesUsed;
-      return true;
-    } catch {
-      rows.undo();
-      return false;
-    }
+    this.nextPage += step.batch.pagesUsed;
   }
 
   /** True once `version` is on disk (false when the writer thread failed first). */

@@ -11,6 +11,8 @@ import type { Connection } from "../../sqlite/connection.js";
 import type { WalCheckpoints } from "../../sqlite/wal.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
+import { CheckpointSteps, type CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
+import { dropUnfinishedCheckpoint } from "../../sqlite/unfinished-checkpoints.js";
 import { NodeLoader } from "../node-loader.js";
 import { rebuildVersion } from "../read/rebuild.js";
 import { MemoryBudget } from "./memory-budget.js";
@@ -27,6 +29,8 @@ export interface WorkingSetOptions {
   asyncQueue: number | undefined;
   /** Versions that are multiples of this are committed as checkpoints (snapshots kept by pruning). */
   snapshotEvery: number | undefined;
+  /** Versions automatic prunes keep, if they run: a checkpoint ends before a prune could reach its version. */
+  keepRecent: number | undefined;
   busyTimeoutMs: number;
   /** Who checkpoints the WAL: this store ("own") or another process ("external"). */
   walCheckpoints: WalCheckpoints;
@@ -44,12 +48,16 @@ export class WorkingSet {
   /** The last committed version, whose tree is the live one. */
   private live: Latest;
   private readonly schedule: CheckpointSchedule;
+  private readonly checkpoints: CheckpointSteps;
   private readonly budget: MemoryBudget;
   private readonly writer: VersionWriter;
+  private readonly options: WorkingSetOptions;
 
   constructor(db: Connection, file: string, options: WorkingSetOptions) {
+    this.options = options;
     const store = new StoreWriter(db);
     const read = store.read;
+    dropUnfinishedCheckpoint(db);
     this.src = new NodeLoader(read);
     // Reopen: the last checkpoint, then the log since, checked against the stored root hash.
     const latest = read.versions.latest();
@@ -57,6 +65,7 @@ export class WorkingSet {
     this.opened = { version: latest?.version ?? 0, root };
     this.live = this.opened;
     this.schedule = CheckpointSchedule.resume(read.versions, this.opened.version, options.checkpointInterval, options.snapshotEvery);
+    this.checkpoints = new CheckpointSteps(this.src, spreadOf(options.checkpointInterval));
     this.budget = new MemoryBudget(options.memoryBudgetMiB, root === NONE ? 0 : this.src.t.size(root));
     this.writer = new VersionWriter(store, file, this.src.t, this.opened.version, {
       asyncQueue: options.asyncQueue,
@@ -85,13 +94,18 @@ export class WorkingSet {
   /** Persists a version; throws with nothing changed when it cannot. */
   commit(c: CommitInput): void {
     const t = this.src.t;
-    const checkpoint = this.schedule.due(c.version);
-    this.writer.write(this.src, c, checkpoint);
+    const begins = this.checkpoints.pending === undefined;
+    const due = this.schedule.due(c.version);
+    const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, (from) => this.endBy(from)));
     this.live = { version: c.version, root: c.root };
-    // The nodes this version replaced are in no tree this writer keeps: views of older versions read rebuilt trees,
-    // and a walk still going over the previous one holds them through its pin.
-    for (const n of c.orphans) t.retire(n);
-    if (checkpoint) this.schedule.written(c.version);
+    if (step !== undefined) {
+      if (begins) this.schedule.written(c.version);
+      this.checkpoints.written(step);
+    }
+    // The nodes this version replaced are in no tree this writer keeps: views of older versions read rebuilt trees, a
+    // walk still going over the previous one holds them through its pin, and the checkpoint being written keeps those
+    // it may still read.
+    this.checkpoints.retire(c.orphans, c.version);
     const over = this.budget.committed(t, c.root, this.src.loads);
     this.src.loads = 0;
     // Evicted nodes are loaded back from disk, so they must be there first. The version is committed by now: a
@@ -109,9 +123,32 @@ export class WorkingSet {
     this.writer.endGroup(land);
   }
 
+  /**
+   * The last commit that a checkpoint of version `from` may end in: half an interval on, before any automatic prune
+   * could reach its version, and before the next snapshot version, which must be a checkpoint of its own.
+   */
+  private endBy(from: number): number {
+    const { checkpointInterval, keepRecent, snapshotEvery } = this.options;
+    let by = from + spreadOf(checkpointInterval);
+    if (keepRecent !== undefined) by = Math.min(by, from + keepRecent - 1);
+    if (snapshotEvery !== undefined) by = Math.min(by, (Math.floor(from / snapshotEvery) + 1) * snapshotEvery - 1);
+    return by;
+  }
+
   /** Resolves when every committed version is on disk. */
   async flush(): Promise<void> {
     await this.writer.queue?.flush();
+  }
+
+  /**
+   * Writes the rest of the checkpoint being written, if any, by itself (every committed version must be on disk): a
+   * prune may remove versions up to the newest, and must not remove one whose checkpoint has yet to end.
+   */
+  endCheckpoint(): void {
+    const step = this.checkpoints.rest(this.writer.firstPage);
+    if (step === undefined) return;
+    this.writer.checkpoint(step);
+    this.checkpoints.written(step);
   }
 
   /**
@@ -131,8 +168,27 @@ export class WorkingSet {
    * keys). Best effort: when it cannot, the store stays as it was and a reopen replays.
    */
   private checkpointLatest(): void {
-    const { version, root } = this.live;
-    if (version === 0 || root === NONE || !this.schedule.needsClose(version)) return;
-    this.writer.checkpoint(this.src, version, root);
+    try {
+      this.endCheckpoint();
+      const { version, root } = this.live;
+      if (version === 0 || root === NONE || !this.schedule.needsClose(version)) return;
+      const step: CheckpointStep | undefined = this.checkpoints.next(version, root, true, this.writer.firstPage, () => version);
+      if (step === undefined) return;
+      this.writer.checkpoint(step);
+      this.checkpoints.written(step);
+    } catch {
+      // Best effort, as the comment above says.
+    }
   }
 }
+
+/**
+ * Commits a checkpoint's rows are spread over: half the interval, so that one ends well before the next is due, and
+ * at most {@link MAX_SPREAD}: the nodes later versions replace that the walk may still read stay in memory until it
+ * ends.
+ */
+function spreadOf(interval: number): number {
+  return Math.min(MAX_SPREAD, Math.floor(interval / 2));
+}
+
+const MAX_SPREAD = 20;

@@ -1,0 +1,174 @@
+/**
+ * A checkpoint written over several commits: its walk (dirty-branches.ts) goes a bounded number of rows per commit,
+ * in that commit's transaction, and the last step marks its version a checkpoint. So a checkpoint no longer stalls
+ * the one commit it falls on (seconds at a million keys, where a commit takes a fifth of one), and until it is whole,
+ * readers and reopens replay from the checkpoint before, as they would after a crash.
+ * @module
+ */
+import { NONE, type NodeSource } from "../tree/node.js";
+import { storedSeq } from "../sqlite/node-rows.js";
+import { isPageSeq, pageOfSeq } from "../sqlite/shards.js";
+import { DirtyWalk, storedAsPage, type CheckpointBatch } from "./dirty-branches.js";
+
+/** The fewest rows a step writes: a small tree's checkpoint ends in a few commits. */
+const MIN_STEP_ROWS = 256;
+
+/** A checkpoint made whole: its version, and the node key of its root. */
+export interface CheckpointDone {
+  version: number;
+  rootVersion: number;
+  rootSeq: number;
+}
+
+/** What one commit writes of a checkpoint. */
+export interface CheckpointStep {
+  batch: CheckpointBatch;
+  /**
+   * Node keys to add to the orphans of versions other than the commit's own: nodes a later version replaced before
+   * the walk stored them, and, on the last step, the stored nodes the checkpoint moved into new pages (its version's).
+   */
+  orphans: Map<number, number[]>;
+  /** Set on the step that ends the walk. */
+  completes: CheckpointDone | undefined;
+  /** Forgets the step: the walk goes back to where it was (and is dropped if it began with this step). */
+  undo(): void;
+}
+
+/** The checkpoint being written, if any, of one writer's tree. */
+export class CheckpointSteps {
+  private walk: DirtyWalk | undefined;
+  /** The first page id the walk used: pages from it on are its own. */
+  private firstPage = 0;
+  /** Nodes of the walked tree the walk may still read that later versions replaced: by node, the version that did. */
+  private readonly replaced = new Map<number, number>();
+  /** The in-memory children of those nodes, with the nodes that name them. */
+  private readonly heldParents = new Map<number, number[]>();
+  /** Stored nodes the walk moved into new pages: orphans of its version, recorded when it ends. */
+  private moved: number[] = [];
+  /** Rows the walk wrote so far, and those of the last whole one (to size the next one's steps). */
+  private rows = 0;
+  private lastRows = 0;
+
+  constructor(
+    private readonly src: NodeSource,
+    /** Commits a checkpoint's rows are spread over, when nothing asks for it sooner. */
+    private readonly spreadOver: number,
+  ) {}
+
+  /** The version being made a checkpoint, if one is. */
+  get pending(): number | undefined {
+    return this.walk?.version;
+  }
+
+  /**
+   * The checkpoint rows that commit `version` (whose tree is `root`) carries: a step of the open walk, or, when `due`
+   * and none is open, the first of a new one over this version's tree. The walk ends at the latest in commit `by`
+   * (given the version the walk began at), page ids from `firstPage`.
+   */
+  next(version: number, root: number, due: boolean, firstPage: number, by: (from: number) => number): CheckpointStep | undefined {
+    let began = false;
+    if (this.walk === undefined) {
+      if (!due || root === NONE) return undefined;
+      this.walk = new DirtyWalk(this.src, root, version);
+      this.firstPage = firstPage;
+      began = true;
+    }
+    const walk = this.walk;
+    const rows = version >= by(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(this.lastRows / this.spreadOver));
+    try {
+      return this.stepOf(walk.step(rows, firstPage, (n) => this.replaced.get(n)), began);
+    } catch (e) {
+      if (began) this.drop();
+      throw e;
+    }
+  }
+
+  /** The rest of the open walk, at once (a close, a flush, a prune); undefined when none is open. */
+  rest(firstPage: number): CheckpointStep | undefined {
+    const walk = this.walk;
+    if (walk === undefined) return undefined;
+    return this.stepOf(walk.step(Infinity, firstPage, (n) => this.replaced.get(n)), false);
+  }
+
+  /** The commit (or checkpoint write) carrying `step` landed. */
+  written(step: CheckpointStep): void {
+    this.rows += step.batch.rows.count + step.batch.pages.count;
+    this.moved.push(...step.batch.moved);
+    if (step.completes === undefined) return;
+    this.lastRows = this.rows;
+    this.drop();
+  }
+
+  /**
+   * Frees `nodes`, which version `version` replaced, but for those of the walked tree the walk may still read: they
+   * are freed when it ends, and recorded as that version's orphans if it stores them. A node freed while one of those
+   * names it as a child (it is then stored) is named by node key from then on, as eviction does, so that the walk
+   * never reads a node freed under it.
+   */
+  retire(nodes: readonly number[], version: number): void {
+    const t = this.src.t;
+    const walk = this.walk;
+    const free: number[] = [];
+    for (const n of nodes) {
+      if (walk === undefined || !this.mayRead(n, walk.version)) {
+        free.push(n);
+        continue;
+      }
+      this.replaced.set(n, version);
+      this.heldParents.delete(n);
+      if (t.height(n) === 0) continue;
+      t.ownKey(n); // the leaf whose key it shares may be freed
+      for (const c of [t.left(n), t.right(n)]) if (c !== NONE) this.heldParents.set(c, [...(this.heldParents.get(c) ?? []), n]);
+    }
+    for (const c of free) {
+      for (const p of this.heldParents.get(c) ?? []) {
+        if (t.left(p) === c) t.linkLeft(p, t.version(c), t.seq(c));
+        if (t.right(p) === c) t.linkRight(p, t.version(c), t.seq(c));
+      }
+      this.heldParents.delete(c);
+      t.retire(c);
+    }
+  }
+
+  /**
+   * True when the walk of the tree of `version` may still read node `n`: a node of that tree not stored as a unit
+   * of its own (unstored, or inside an older page) and not inside a page the walk wrote.
+   */
+  private mayRead(n: number, version: number): boolean {
+    const t = this.src.t;
+    if (t.version(n) > version || storedAsPage(t, n)) return false;
+    const seq = t.seq(n);
+    return !(isPageSeq(seq) && pageOfSeq(seq) >= this.firstPage);
+  }
+
+  private stepOf(s: ReturnType<DirtyWalk["step"]>, began: boolean): CheckpointStep {
+    const walk = this.walk!;
+    const t = this.src.t;
+    const orphans = s.late;
+    let completes: CheckpointDone | undefined;
+    if (walk.done) {
+      const moved = [...this.moved, ...s.batch.moved];
+      if (moved.length > 0) orphans.set(walk.version, [...(orphans.get(walk.version) ?? []), ...moved]);
+      completes = { version: walk.version, rootVersion: t.version(walk.root), rootSeq: storedSeq(t.seq(walk.root)) };
+    }
+    return {
+      batch: s.batch,
+      orphans,
+      completes,
+      undo: () => {
+        s.batch.undo();
+        if (began) this.drop();
+      },
+    };
+  }
+
+  private drop(): void {
+    this.walk = undefined;
+    const t = this.src.t;
+    for (const n of this.replaced.keys()) t.retire(n);
+    this.replaced.clear();
+    this.heldParents.clear();
+    this.moved = [];
+    this.rows = 0;
+  }
+}
