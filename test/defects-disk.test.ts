@@ -68,9 +68,11 @@ describe("a full disk, then space again", () => {
       const n = contiguous(committed);
       expectDiskFailure(full["failure"], /version \d+/);
       if (durability === "async") {
-        // The version that failed was returned already; the next commit() told of it, and the flush's retry failed too.
+        // The version that failed was returned already; the next commit() told of it. The flush retries it: on a full
+        // disk it fails the same way, unless the retry needs no new space (the WAL checkpointer thread may have started
+        // the WAL over meanwhile), when it lands them. Either way every version returned is kept, as checked below.
         expect((full["failure"] as Failure).message).toMatch(/not stored yet, and the next commit\(\) or flush\(\) lands them/);
-        expectDiskFailure(full["flushed"], /the background writer failed at version \d+/);
+        if (full["flushed"] !== undefined) expectDiskFailure(full["flushed"], /the background writer failed at version \d+/);
       } else {
         expect((full["failure"] as Failure).message).toMatch(/nothing of it was stored/);
         expect(full["pending"], "the failed version's changes stay pending").toBe(true);
