@@ -60,12 +60,17 @@ export class CheckpointSteps {
     return this.walk?.version;
   }
 
+  /** Nodes in no tree kept in memory for the walk (see {@link retire}). */
+  get held(): number {
+    return this.replaced.size;
+  }
+
   /**
    * The checkpoint rows that commit `version` (whose tree is `root`) carries: a step of the open walk, or, when `due`
    * and none is open, the first of a new one over this version's tree. The walk ends at the latest in commit `by`
-   * (given the version the walk began at), page ids from `firstPage`.
+   * (given the version the walk began at), or in this one when `now`; page ids from `firstPage`.
    */
-  next(version: number, root: number, due: boolean, firstPage: number, by: (from: number) => number): CheckpointStep | undefined {
+  next(version: number, root: number, due: boolean, firstPage: number, by: (from: number) => number, now: boolean): CheckpointStep | undefined {
     let began = false;
     if (this.walk === undefined) {
       if (!due || root === NONE) return undefined;
@@ -74,7 +79,7 @@ export class CheckpointSteps {
       began = true;
     }
     const walk = this.walk;
-    const rows = version >= by(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(this.lastRows / this.spreadOver));
+    const rows = now || version >= by(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(this.lastRows / this.spreadOver));
     try {
       return this.stepOf(walk.step(rows, firstPage, (n) => this.replaced.get(n)), began);
     } catch (e) {

@@ -30,22 +30,28 @@ export class MemoryBudget {
   /**
    * After a commit of `root` that loaded `loads` evicted nodes: a path copy replaces nodes one for one (the old ones
    * are garbage once no view holds them), so the tree gains resident nodes by loading evicted ones and by growing, a
-   * leaf and a branch per new key. True when over the budget.
+   * leaf and a branch per new key. True when over the budget, counting `held` nodes that are in no tree.
    */
-  committed(t: NodeTable, root: number, loads: number): boolean {
+  committed(t: NodeTable, root: number, loads: number, held: number): boolean {
     const size = root === NONE ? 0 : t.size(root);
     this.resident += loads + 2 * Math.max(0, size - this.size);
     this.size = size;
-    return this.resident > this.budgetNodes;
+    return this.resident + held > this.budgetNodes;
+  }
+
+  /** True when `held` nodes outside the tree (a checkpoint's, see checkpoint-steps.ts) take half the budget. */
+  tooManyHeld(held: number): boolean {
+    return held > this.budgetNodes / 2;
   }
 
   /**
-   * Evicts clean pages of `root` (whose version is on disk) until three quarters of the budget stay resident, the
-   * spine and the pages being changed always among them (node-loader.ts, evictPages). True when the dirty nodes alone
-   * take half the budget: the next commit should checkpoint, so that they can be evicted.
+   * Evicts clean pages of `root` (whose version is on disk) until three quarters of the budget stay resident, `held`
+   * nodes outside the tree counted, the spine and the pages being changed always among them (node-loader.ts,
+   * evictPages). True when the dirty nodes alone take half the budget: the next commit should checkpoint, so that they
+   * can be evicted.
    */
-  evict(t: NodeTable, root: number): boolean {
-    const { resident, dirty } = evictPages(t, root, this.budgetNodes * 0.75);
+  evict(t: NodeTable, root: number, held: number): boolean {
+    const { resident, dirty } = evictPages(t, root, Math.max(0, this.budgetNodes * 0.75 - held));
     this.resident = resident;
     return dirty > this.budgetNodes / 2;
   }

@@ -96,7 +96,9 @@ export class WorkingSet {
     const t = this.src.t;
     const begins = this.checkpoints.pending === undefined;
     const due = this.schedule.due(c.version);
-    const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, (from) => this.endBy(from)));
+    // The nodes a checkpoint keeps for its walk count against the budget; past half of it, the walk ends now.
+    const now = this.budget.tooManyHeld(this.checkpoints.held);
+    const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, (from) => this.endBy(from), now));
     this.live = { version: c.version, root: c.root };
     if (step !== undefined) {
       if (begins) this.schedule.written(c.version);
@@ -106,11 +108,12 @@ export class WorkingSet {
     // walk still going over the previous one holds them through its pin, and the checkpoint being written keeps those
     // it may still read.
     this.checkpoints.retire(c.orphans, c.version);
-    const over = this.budget.committed(t, c.root, this.src.loads);
+    const held = this.checkpoints.held;
+    const over = this.budget.committed(t, c.root, this.src.loads, held);
     this.src.loads = 0;
     // Evicted nodes are loaded back from disk, so they must be there first. The version is committed by now: a
     // writer that failed meanwhile refuses the next commit instead, so that this one stays whole.
-    if (over && this.writer.landed(c.version) && this.budget.evict(t, c.root)) this.schedule.askNext();
+    if (over && this.writer.landed(c.version) && this.budget.evict(t, c.root, held)) this.schedule.askNext();
   }
 
   /** Opens a group of commits that land together (see {@link VersionWriter.beginGroup}). */
@@ -172,7 +175,7 @@ export class WorkingSet {
       this.endCheckpoint();
       const { version, root } = this.live;
       if (version === 0 || root === NONE || !this.schedule.needsClose(version)) return;
-      const step: CheckpointStep | undefined = this.checkpoints.next(version, root, true, this.writer.firstPage, () => version);
+      const step: CheckpointStep | undefined = this.checkpoints.next(version, root, true, this.writer.firstPage, () => version, true);
       if (step === undefined) return;
       this.writer.checkpoint(step);
       this.checkpoints.written(step);
