@@ -39,9 +39,9 @@ export class MemoryBudget {
     return this.resident + held > this.budgetNodes;
   }
 
-  /** True when `held` nodes outside the tree (a checkpoint's, see checkpoint-steps.ts) take half the budget. */
+  /** True when `held` nodes outside the tree (a checkpoint's, see checkpoint-steps.ts) take a quarter of the budget. */
   tooManyHeld(held: number): boolean {
-    return held > this.budgetNodes / 2;
+    return held > this.budgetNodes / 4;
   }
 
   /**
