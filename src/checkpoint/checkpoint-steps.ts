@@ -88,7 +88,7 @@ export class CheckpointSteps {
     }
   }
 
-  /** The rest of the open walk, at once (a close, a flush, a prune); undefined when none is open. */
+  /** The rest of the open walk, at once (a close, a prune); undefined when none is open. */
   rest(firstPage: number): CheckpointStep | undefined {
     const walk = this.walk;
     if (walk === undefined) return undefined;
@@ -123,7 +123,12 @@ export class CheckpointSteps {
       this.heldParents.delete(n);
       if (t.height(n) === 0) continue;
       t.ownKey(n); // the leaf whose key it shares may be freed
-      for (const c of [t.left(n), t.right(n)]) if (c !== NONE) this.heldParents.set(c, [...(this.heldParents.get(c) ?? []), n]);
+      for (const c of [t.left(n), t.right(n)]) {
+        if (c === NONE) continue;
+        const parents = this.heldParents.get(c);
+        if (parents === undefined) this.heldParents.set(c, [n]);
+        else parents.push(n);
+      }
     }
     for (const c of free) {
       for (const p of this.heldParents.get(c) ?? []) {

@@ -13,14 +13,13 @@ import { writeTransaction } from "./write-errors.js";
 /**
  * Deletes the branch rows and pages written for checkpoints after `base`, and the records of such branches among the
  * orphans of versions after it (a page's id is never given again, so a record of a deleted page names nothing).
- * Returns whether any row went.
  */
-export function dropCheckpointsAfter(db: Connection, base: number): boolean {
+export function dropCheckpointsAfter(db: Connection, base: number): void {
   let dropped = sql(db, "DELETE FROM pages WHERE version > ?").run(base).changes;
   for (const id of sql(db, "SELECT id FROM shards WHERE last > ?").pluck().all(base) as number[]) {
     dropped += sql(db, `DELETE FROM ${shardTable(id)} WHERE version > ?`).run(base).changes;
   }
-  if (dropped === 0) return false;
+  if (dropped === 0) return;
   const update = sql(db, "UPDATE orphaned_branches SET nodes = ? WHERE version = ?");
   const remove = sql(db, "DELETE FROM orphaned_branches WHERE version = ?");
   for (const [version, nodes] of sql(db, "SELECT version, nodes FROM orphaned_branches WHERE version > ?").raw().all(base) as Array<[number, Uint8Array]>) {
@@ -31,7 +30,6 @@ export function dropCheckpointsAfter(db: Connection, base: number): boolean {
     if (kept.length === 0) remove.run(version);
     else update.run(packNodeKeys(kept), version);
   }
-  return true;
 }
 
 /**

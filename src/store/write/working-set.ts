@@ -11,7 +11,7 @@ import type { Connection } from "../../sqlite/connection.js";
 import type { WalCheckpoints } from "../../sqlite/wal.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
-import { CheckpointSteps, type CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
+import { CheckpointSteps } from "../../checkpoint/checkpoint-steps.js";
 import { dropUnfinishedCheckpoint } from "../../sqlite/unfinished-checkpoints.js";
 import { NodeLoader } from "../node-loader.js";
 import { rebuildVersion } from "../read/rebuild.js";
@@ -96,7 +96,7 @@ export class WorkingSet {
     const t = this.src.t;
     const begins = this.checkpoints.pending === undefined;
     const due = this.schedule.due(c.version);
-    // The nodes a checkpoint keeps for its walk count against the budget; past half of it, the walk ends now.
+    // The nodes a checkpoint keeps for its walk count against the budget; past a quarter of it, the walk ends now.
     const now = this.budget.tooManyHeld(this.checkpoints.held);
     const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, (from) => this.endBy(from), now));
     this.live = { version: c.version, root: c.root };
@@ -175,7 +175,7 @@ export class WorkingSet {
       this.endCheckpoint();
       const { version, root } = this.live;
       if (version === 0 || root === NONE || !this.schedule.needsClose(version)) return;
-      const step: CheckpointStep | undefined = this.checkpoints.next(version, root, true, this.writer.firstPage, () => version, true);
+      const step = this.checkpoints.next(version, root, true, this.writer.firstPage, () => version, true);
       if (step === undefined) return;
       this.writer.checkpoint(step);
       this.checkpoints.written(step);
