@@ -72,6 +72,29 @@ describe("a checkpoint written over several commits", () => {
     again.close();
   }, 240_000);
 
+  it("ends a keepEvery snapshot's checkpoint in the snapshot's own commit: a kill before a later step would lose it for good", () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { ...OPTIONS, checkpointInterval: 8, keepRecent: 17, keepEvery: 12 });
+    const flagOf = (v: number): number | undefined => {
+      const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+      try {
+        return db.prepare("SELECT checkpoint FROM versions WHERE version = ?").pluck().get(v) as number | undefined;
+      } finally {
+        db.close();
+      }
+    };
+    const spread: number[] = [];
+    for (let v = 1; v <= 36; v++) {
+      apply(t, v);
+      t.commit();
+      if (v % 12 === 0) expect(flagOf(v), `snapshot version ${v}`).toBe(1);
+      else if (fileState(dir).unfinished === v) spread.push(v);
+    }
+    // Other checkpoints of the same tree were spread, so the snapshots' were not whole by chance.
+    expect(spread.length).toBeGreaterThan(0);
+    t.close();
+  }, 240_000);
+
   it("killed between two steps: the next writer removes the unfinished rows and carries on with exact hashes", async () => {
     const dir = tempDir();
     const child = node([fileURLToPath(new URL("./fixtures/checkpoint-steps-writer.ts", import.meta.url)), dir]);

@@ -96,8 +96,11 @@ export class WorkingSet {
     const t = this.src.t;
     const begins = this.checkpoints.pending === undefined;
     const due = this.schedule.due(c.version);
-    // The nodes a checkpoint keeps for its walk count against the budget; past a quarter of it, the walk ends now.
-    const now = this.budget.tooManyHeld(this.checkpoints.held);
+    // The nodes a checkpoint keeps for its walk count against the budget; past a quarter of it, the walk ends now. A
+    // snapshot's checkpoint ends in its own commit: one a crash cut short would never be made again, and the next
+    // prune would drop the snapshot.
+    const every = this.options.snapshotEvery;
+    const now = this.budget.tooManyHeld(this.checkpoints.held) || (every !== undefined && c.version % every === 0);
     const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, (from) => this.endBy(from), now));
     this.live = { version: c.version, root: c.root };
     if (step !== undefined) {
