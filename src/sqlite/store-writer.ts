@@ -13,6 +13,7 @@ import { insertOrphans } from "./orphaned-branches.js";
 import { insertPage } from "./page-rows.js";
 import { retryBusy, writeTransaction } from "./write-errors.js";
 import { rowSum } from "./row-sum.js";
+import { dropUnfinishedCheckpoint } from "./unfinished-checkpoints.js";
 
 /** The compacted generation an import writes every branch into, whatever version range the nodes span. */
 const IMPORT_GEN = 1;
@@ -38,6 +39,11 @@ export class StoreWriter {
   constructor(readonly db: Connection) {
     this.read = new StoreReader(db);
     for (const id of sql(db, "SELECT id FROM shards").pluck().all() as number[]) this.shardsMade.add(id);
+  }
+
+  /** Before the first commit of a writer: removes what a crash left of a checkpoint written over several commits. */
+  dropUnfinishedCheckpoint(): void {
+    dropUnfinishedCheckpoint(this.db);
   }
 
   /** Records the shard size of a new store (a store keeps the one it was created with). */

@@ -8,11 +8,9 @@ import type { IavlError } from "../../base/errors.js";
 import { NONE } from "../../tree/node.js";
 import type { CommitInput, Latest } from "../../tree/store-contract.js";
 import type { Connection } from "../../sqlite/connection.js";
-import type { WalCheckpoints } from "../../sqlite/wal.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
 import { CheckpointSteps } from "../../checkpoint/checkpoint-steps.js";
-import { dropUnfinishedCheckpoint } from "../../sqlite/unfinished-checkpoints.js";
 import { NodeLoader } from "../node-loader.js";
 import { rebuildVersion } from "../read/rebuild.js";
 import { MemoryBudget } from "./memory-budget.js";
@@ -33,7 +31,7 @@ export interface WorkingSetOptions {
   keepRecent: number | undefined;
   busyTimeoutMs: number;
   /** Who checkpoints the WAL: this store ("own") or another process ("external"). */
-  walCheckpoints: WalCheckpoints;
+  walCheckpoints: VersionWriterOptions["walCheckpoints"];
   /** Where this store's writes go before the prune thread's. */
   turn: VersionWriterOptions["turn"];
 }
@@ -57,7 +55,7 @@ export class WorkingSet {
     this.options = options;
     const store = new StoreWriter(db);
     const read = store.read;
-    dropUnfinishedCheckpoint(db);
+    store.dropUnfinishedCheckpoint();
     this.src = new NodeLoader(read);
     // Reopen: the last checkpoint, then the log since, checked against the stored root hash.
     const latest = read.versions.latest();
