@@ -8,16 +8,16 @@
 import { NONE, type NodeSource } from "../tree/node.js";
 import { storedSeq } from "../sqlite/node-rows.js";
 import { isPageSeq, pageOfSeq } from "../sqlite/shards.js";
-import { DirtyWalk, storedAsPage, type CheckpointBatch } from "./dirty-branches.js";
+import { DirtyWalk, NO_CHECKPOINT, storedAsPage, type CheckpointBatch } from "./dirty-branches.js";
 
 /** The fewest rows a step writes: a small tree's checkpoint ends in a few commits. */
 const MIN_STEP_ROWS = 256;
 
-/** A checkpoint made whole: its version, and the node key of its root. */
+/** A checkpoint made whole: its version, and the node key of its root (none for an empty tree). */
 export interface CheckpointDone {
   version: number;
-  rootVersion: number;
-  rootSeq: number;
+  rootVersion: number | null;
+  rootSeq: number | null;
 }
 
 /** What one commit writes of a checkpoint. */
@@ -73,7 +73,9 @@ export class CheckpointSteps {
   next(version: number, root: number, due: boolean, firstPage: number, by: (from: number) => number, now: boolean): CheckpointStep | undefined {
     let began = false;
     if (this.walk === undefined) {
-      if (!due || root === NONE) return undefined;
+      if (!due) return undefined;
+      // An empty tree is a checkpoint with nothing to write (a keepEvery snapshot must be one).
+      if (root === NONE) return { batch: NO_CHECKPOINT, orphans: new Map(), completes: { version, rootVersion: null, rootSeq: null }, undo: () => undefined };
       this.walk = new DirtyWalk(this.src, root, version);
       this.firstPage = firstPage;
       began = true;

@@ -9,7 +9,7 @@ import { NONE, type NodeSource, type NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
 import type { Op } from "../../tree/version-log.js";
 import { leafKeySeq } from "../../sqlite/node-rows.js";
-import type { LeafWrite, VersionWrite } from "../../sqlite/rows.js";
+import type { CheckpointMark, LeafWrite, VersionWrite } from "../../sqlite/rows.js";
 import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
 import { packNodeKeys } from "../../sqlite/orphaned-branches.js";
 import { isPageSeq, slotOfSeq } from "../../sqlite/shards.js";
@@ -105,7 +105,8 @@ export function versionRows(src: NodeSource, c: CommitInput, firstLeaf: number, 
       pages: batch.pages,
       orphans: storedOrphans(t, c.orphans, step?.orphans.get(c.version) ?? []),
       laterOrphans: laterOrphans(step, c.version),
-      completes: own === undefined ? step?.completes : undefined,
+      // Only a tree with a root is walked over several commits: an empty one's checkpoint is always its own version's.
+      completes: own === undefined ? (step?.completes as CheckpointMark | undefined) : undefined,
     };
     const made = step;
     return {

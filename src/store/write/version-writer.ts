@@ -150,8 +150,10 @@ export class VersionWriter {
    * every version), making its version a checkpoint; throws with nothing changed when it cannot.
    */
   checkpoint(step: CheckpointStep): void {
-    const mark = step.completes;
-    if (mark === undefined) throw new Error("a checkpoint written by itself must end its walk");
+    const done = step.completes;
+    // Only a tree with a root is written after its version (close() never checkpoints an empty one).
+    if (done?.rootVersion == null || done.rootSeq === null) throw new Error("a checkpoint written by itself must end the walk of a tree");
+    const mark = { version: done.version, rootVersion: done.rootVersion, rootSeq: done.rootSeq };
     try {
       this.turn.owner(() => this.store.writeCheckpoint(step.batch.rows, step.batch.pages, laterOrphans(step, undefined), mark));
     } catch (e) {
