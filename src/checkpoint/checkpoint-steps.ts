@@ -8,7 +8,7 @@
 import { NONE, type NodeSource } from "../tree/node.js";
 import { storedSeq } from "../sqlite/node-rows.js";
 import { isPageSeq, pageOfSeq } from "../sqlite/shards.js";
-import { DirtyWalk, NO_CHECKPOINT, storedAsPage, type CheckpointBatch } from "./dirty-branches.js";
+import { DirtyWalk, storedAsPage, type CheckpointBatch } from "./dirty-branches.js";
 
 /** The fewest rows a step writes: a small tree's checkpoint ends in a few commits. */
 const MIN_STEP_ROWS = 256;
@@ -67,21 +67,20 @@ export class CheckpointSteps {
 
   /**
    * The checkpoint rows that commit `version` (whose tree is `root`) carries: a step of the open walk, or, when `due`
-   * and none is open, the first of a new one over this version's tree. The walk ends at the latest in commit `by`
-   * (given the version the walk began at), or in this one when `now`; page ids from `firstPage`.
+   * and none is open, the first of a new one over this version's tree (an empty tree's ends at once, with nothing to
+   * write). The walk ends in this commit when `endsNow` says so, given the version the walk began at; page ids from
+   * `firstPage`.
    */
-  next(version: number, root: number, due: boolean, firstPage: number, by: (from: number) => number, now: boolean): CheckpointStep | undefined {
+  next(version: number, root: number, due: boolean, firstPage: number, endsNow: (from: number) => boolean): CheckpointStep | undefined {
     let began = false;
     if (this.walk === undefined) {
       if (!due) return undefined;
-      // An empty tree is a checkpoint with nothing to write (a keepEvery snapshot must be one).
-      if (root === NONE) return { batch: NO_CHECKPOINT, orphans: new Map(), completes: { version, rootVersion: null, rootSeq: null }, undo: () => undefined };
       this.walk = new DirtyWalk(this.src, root, version);
       this.firstPage = firstPage;
       began = true;
     }
     const walk = this.walk;
-    const rows = now || version >= by(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(this.lastRows / this.spreadOver));
+    const rows = endsNow(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(this.lastRows / this.spreadOver));
     try {
       return this.stepOf(walk.step(rows, firstPage, (n) => this.replaced.get(n)), began);
     } catch (e) {
@@ -161,7 +160,8 @@ export class CheckpointSteps {
     if (walk.done) {
       const moved = [...this.moved, ...s.batch.moved];
       if (moved.length > 0) orphans.set(walk.version, [...(orphans.get(walk.version) ?? []), ...moved]);
-      completes = { version: walk.version, rootVersion: t.version(walk.root), rootSeq: storedSeq(t.seq(walk.root)) };
+      const empty = walk.root === NONE;
+      completes = { version: walk.version, rootVersion: empty ? null : t.version(walk.root), rootSeq: empty ? null : storedSeq(t.seq(walk.root)) };
     }
     return {
       batch: s.batch,

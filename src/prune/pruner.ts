@@ -52,7 +52,6 @@ export const LOADED = FIRST_SLOT + 3;
 /** Slots the channel needs. */
 const SLOTS = FIRST_SLOT + 4;
 
-
 /** {@link STATE}: no task runs, the next request starts one. */
 export const IDLE = 0;
 /** {@link STATE}: a task is started or running, and takes every request posted before it ends. */

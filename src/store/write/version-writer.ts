@@ -152,7 +152,7 @@ export class VersionWriter {
   checkpoint(step: CheckpointStep): void {
     const done = step.completes;
     // Only a tree with a root is written after its version (close() never checkpoints an empty one).
-    if (done?.rootVersion == null || done.rootSeq === null) throw new Error("a checkpoint written by itself must end the walk of a tree");
+    if (done === undefined || done.rootVersion === null || done.rootSeq === null) throw new Error("a checkpoint written by itself must end the walk of a tree");
     const mark = { version: done.version, rootVersion: done.rootVersion, rootSeq: done.rootSeq };
     try {
       this.turn.owner(() => this.store.writeCheckpoint(step.batch.rows, step.batch.pages, laterOrphans(step, undefined), mark));

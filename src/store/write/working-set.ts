@@ -99,7 +99,8 @@ export class WorkingSet {
     // prune would drop the snapshot.
     const every = this.options.snapshotEvery;
     const now = this.budget.tooManyHeld(this.checkpoints.held) || (every !== undefined && c.version % every === 0);
-    const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, (from) => this.endBy(from), now));
+    const endsNow = (from: number): boolean => now || c.version >= this.endBy(from);
+    const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, endsNow));
     this.live = { version: c.version, root: c.root };
     if (step !== undefined) {
       if (begins) this.schedule.written(c.version);
@@ -176,7 +177,7 @@ export class WorkingSet {
       this.endCheckpoint();
       const { version, root } = this.live;
       if (version === 0 || root === NONE || !this.schedule.needsClose(version)) return;
-      const step = this.checkpoints.next(version, root, true, this.writer.firstPage, () => version, true);
+      const step = this.checkpoints.next(version, root, true, this.writer.firstPage, () => true);
       if (step === undefined) return;
       this.writer.checkpoint(step);
       this.checkpoints.written(step);
