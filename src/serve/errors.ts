@@ -146,3 +146,14 @@ export function httpError(failure: unknown): { status: number; body: ErrorBody }
   if (typeof f.statusCode === "number" && f.statusCode >= 400 && f.statusCode < 500) return { status: f.statusCode, body: body("INVALID_ARGUMENT", message) };
   return { status: 500, body: body("INTERNAL", message) };
 }
+
+/**
+ * {@link httpError} of `failure`, with a line on stderr when it is the service's fault (a 5xx): what an operator must
+ * see. A full house of streams is the client's to wait out, not a fault to log (a line per refusal, under a flood).
+ */
+export function reportedError(failure: unknown): { status: number; body: ErrorBody } {
+  const answer = httpError(failure);
+  const { code, message } = answer.body.error;
+  if (answer.status >= 500 && code !== "TOO_MANY_STREAMS") process.stderr.write(`iavlite serve: ${code}: ${message}\n`);
+  return answer;
+}

@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { answerConnect, clientErrorHandler, closeIfUnread, frameworkErrorHandler } from "./below-routes.js";
 import { Cors } from "./cors.js";
 import { DrainingServer } from "./draining-server.js";
-import { ApiError, httpError, validationError } from "./errors.js";
+import { ApiError, reportedError, validationError } from "./errors.js";
 import type { Metrics } from "./metrics.js";
 import { RouteMethods } from "./route-methods.js";
 import { watchStalls } from "./stall-watch.js";
@@ -51,13 +51,11 @@ export function httpApp(o: ResolvedServeOptions, metrics: Metrics): FastifyInsta
     // Time ran out with the body still arriving: a client that stalls, not a fault of the server.
     const code = (e as { code?: unknown }).code;
     const stalled = code === "FST_ERR_HANDLER_TIMEOUT" && !req.raw.complete;
-    const { status, body } = httpError(
+    const { status, body } = reportedError(
       stalled ? new ApiError(408, "REQUEST_TIMEOUT", `the request's body did not arrive within ${o.requestTimeoutMs} ms`)
       : code === "FST_ERR_CTP_BODY_TOO_LARGE" ? tooLarge(bodyLimit, o.maxKeyBytes)
       : e,
     );
-    // A full house of streams is the client's to wait out, not a fault to log (a line per refusal, under a flood).
-    if (status >= 500 && body.error.code !== "TOO_MANY_STREAMS") process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
     return reply.code(status).send(body);
   });
   // Every route, as registered (plugins inherit the hook): what 405 and OPTIONS answer from.

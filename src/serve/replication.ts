@@ -8,14 +8,14 @@
  * body, so a client never takes a part for the whole.
  * @module
  */
-import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { IavlError } from "../base/errors.js";
 import { encodeFeedVersion } from "../sync/ops-wire.js";
 import { encodeItems } from "../sync/wire.js";
-import { errorSchema, httpError } from "./errors.js";
+import { errorSchema, reportedError } from "./errors.js";
 import type { Follower } from "./follow.js";
 import { toHex } from "./hex.js";
+import { paced, pacedStream } from "./paced-stream.js";
 import { heightParam, parseHeight, pickStore, querystring, storeParam, waitParam } from "./queries.js";
 import type { StreamSlots } from "./stream-slots.js";
 
@@ -67,9 +67,8 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
     if (to < from) return reply.send(Buffer.alloc(0));
     o.slots.take(reply);
     const reader = f.reader;
-    const feed = reader.store(store).operations(from, to);
     const frames = function* (): Generator<Uint8Array> {
-      for (const v of feed) yield encodeFeedVersion({ ...v, appHash: reader.appHashAt(v.version) });
+      for (const v of reader.store(store).operations(from, to)) yield encodeFeedVersion({ ...v, appHash: reader.appHashAt(v.version) });
     };
     return sendStream(reply, frames());
   });
@@ -85,8 +84,7 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
     const store = pickStore(f, q.store);
     const version = f.resolve(parseHeight(q.height));
     o.slots.take(reply);
-    const view = f.reader.at(store, version);
-    const appHash = f.reader.appHashAt(version);
+    const [view, appHash] = await paced(() => [f.reader.at(store, version), f.reader.appHashAt(version)] as const);
     reply
       .header("x-iavlite-version", String(version))
       .header("x-iavlite-hash", toHex(view.hash))
@@ -98,11 +96,11 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
 }
 
 /**
- * Sends the bytes `items` makes, a chunk at a time as the client reads. The first chunk is made before the answer
- * begins, so that what fails at once (a pruned version) is a status; a later failure cuts the connection.
+ * Sends the bytes `items` makes, a chunk at a time as the client reads (paced-stream.ts). The first chunk is made before
+ * the answer begins, so that what fails at once (a pruned version) is a status; a later failure cuts the connection
+ * without ending the body.
  */
-function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): FastifyReply {
-  const res = reply.raw;
+async function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): Promise<FastifyReply> {
   // An item of a chunk or more (a version's frame: megabytes on the mixed profile) goes out in chunks that are views
   // of it, not copies; smaller ones are gathered.
   let big: Uint8Array | undefined;
@@ -127,38 +125,18 @@ function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): FastifyRe
     if (parts.length > 0) return Buffer.concat(parts, n);
     return big === undefined ? null : next();
   };
-  let first: Buffer | null | undefined = next();
-  const stream = new Readable({
-    // One chunk waits here at most, made once the socket took the one before (one more waits in the socket): a client
-    // that stops reading holds two chunks of memory, not the span. The socket's own buffers in the OS keep the
-    // reader's work and this service's overlapping.
-    objectMode: true,
-    highWaterMark: 1,
-    read() {
-      // A chunk per turn of the event loop: a new stream fills the OS's socket buffers (megabytes on loopback) before
-      // its client's stop can be seen, and made at once that would keep every other request waiting.
-      setImmediate(() => {
-        if (!this.destroyed) make();
-      });
-    },
-    destroy(err, done) {
-      items.return?.(undefined);
-      done(err);
-    },
-  });
-  const make = (): void => {
-    try {
-      const chunk = first !== undefined ? first : next();
-      first = undefined;
-      stream.push(chunk);
-    } catch (e) {
-      const { status, body } = httpError(e);
-      if (status >= 500) process.stderr.write(`iavlite serve: ${body.error.code}: ${body.error.message}\n`);
+  const res = reply.raw;
+  const stream = pacedStream({
+    first: await paced(next),
+    next,
+    fail(e, s) {
+      reportedError(e);
       // No end of the chunked body: the client sees a cut answer, never a short one.
       if (res.socket === null) res.destroy();
       else res.socket.destroy();
-      stream.destroy();
-    }
-  };
+      s.destroy();
+    },
+    stop: () => void items.return?.(undefined),
+  });
   return reply.send(stream);
 }

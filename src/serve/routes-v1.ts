@@ -231,7 +231,7 @@ export async function v1Routes(app: FastifyInstance, o: V1Options): Promise<void
     const cut = (): void => void (res.socket === null ? res.destroy() : res.socket.end());
     // Before the reads begin (a refused request opens none); the slot is given back when the answer closes, whatever it is.
     slots.take(reply);
-    const stream = changeStream(f, store, parseHeight(q.from, "from")!, parseHeight(q.to, "to")!, limits.maxChangesSpan, cut);
+    const stream = await changeStream(f, store, parseHeight(q.from, "from")!, parseHeight(q.to, "to")!, limits.maxChangesSpan, cut);
     return reply.type("application/x-ndjson").send(stream);
   });
 }
