@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { MultiTree, Tree, isIavlError } from "../src/index.js";
 import { openWriter, WAL_SIZE_LIMIT_BYTES } from "../src/sqlite/connection.js";
 import { paceWal } from "../src/sqlite/wal.js";
+import { runningThreads } from "../src/base/thread-channel.js";
 import { writeTransaction } from "../src/sqlite/write-errors.js";
 import { tempDir } from "./backends.js";
 
@@ -73,30 +74,18 @@ describe("walCheckpoints", () => {
 
   it("own: a store opened only to be read starts no thread; its first commit starts the checkpointer", async () => {
     const dir = tempDir();
-    // The store's threads: workers whose stack is in its code (tsx's module loader runs on a worker thread too).
-    type Report = { workers: Array<{ javascriptStack?: { stack?: string[] } }> };
-    const threads = (): number =>
-      (process.report.getReport() as unknown as Report).workers.filter((w) => w.javascriptStack?.stack?.some((l) => l.includes("/src/"))).length;
-    /** Waits until `done()`, looking every 20 ms, for at most `ms` (undefined: for as long as it takes). */
-    const until = async (done: () => boolean, ms?: number): Promise<void> => {
-      for (let i = 0; (ms === undefined || i < ms / 20) && !done(); i++) await new Promise((r) => setTimeout(r, 20));
-    };
     const t0 = Tree.open(dir);
     commitSome(t0, 2);
     t0.close();
-    // A closed thread leaves the report once it has exited, a moment after the close; so do earlier tests' threads.
-    await until(() => threads() === 0);
+    // A closed thread is counted until it has exited, a moment after the close; so are earlier tests' threads.
+    while (runningThreads() > 0) await new Promise((r) => setTimeout(r, 20));
     const t = Tree.open(dir);
     expect(t.get(new TextEncoder().encode("key-0-1"))?.[0]).toBe(1);
     expect(t.at(1).get(new TextEncoder().encode("key-0-2"))?.[0]).toBe(2);
-    // A worker's start-up costs tens of milliseconds of CPU, which the first reads would share on a small machine. A
-    // thread shows in the report once it runs, so one started at the open would likely show within this wait (a
-    // window: on a busy machine it catches less, and never fails a store that starts none).
-    await until(() => threads() > 0, 1_500);
-    expect(threads()).toBe(0);
+    // A worker's start-up costs tens of milliseconds of CPU, which the first reads would share on a small machine.
+    expect(runningThreads()).toBe(0);
     commitSome(t, 1);
-    await until(() => threads() > 0);
-    expect(threads()).toBe(1);
+    expect(runningThreads()).toBe(1);
     t.close();
   });
 

@@ -137,6 +137,14 @@ export interface ChannelData {
   slots: SharedArrayBuffer;
 }
 
+/** Threads started through {@link ThreadChannel.start} that have not exited yet, in this process. */
+let running = 0;
+
+/** How many of this process's channels' threads are running (started, not yet exited): what a test can count on. */
+export function runningThreads(): number {
+  return running;
+}
+
 /** The owner's end of a channel to one thread. */
 export class ThreadChannel {
   readonly slots: Slots;
@@ -165,6 +173,8 @@ export class ThreadChannel {
     for (const [slot, value] of initial) ch.slots.set(slot, value);
     const workerData: D & ChannelData = { ...data, slots: ch.slots.buffer };
     const worker = startWorker(callerUrl, name, { workerData, transferList: transfer });
+    running++;
+    worker.once("exit", () => running--);
     worker.on("error", (e) => {
       onFailure?.(e);
       ch.gone();
