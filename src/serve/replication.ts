@@ -96,9 +96,9 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
 }
 
 /**
- * Sends the bytes `items` makes, a chunk at a time as the client reads (paced-stream.ts). The first chunk is made before
- * the answer begins, so that what fails at once (a pruned version) is a status; a later failure cuts the connection
- * without ending the body.
+ * Sends the bytes `items` makes, a chunk at a time as the client reads (paced-stream.ts). The first chunk is made
+ * before the answer begins, so that what fails at once (a pruned version) is a status; a later failure cuts the
+ * connection without ending the body.
  */
 async function sendStream(reply: FastifyReply, items: Iterator<Uint8Array>): Promise<FastifyReply> {
   // An item of a chunk or more (a version's frame: megabytes on the mixed profile) goes out in chunks that are views

@@ -25,8 +25,8 @@ export function replayedVersions(): number {
 /**
  * The tree of `row`'s version; throws `CORRUPT` when it does not reach the recorded hash. With `after` (the tree of
  * an older version in `src`'s table, no older than the replay base), only the versions after it are replayed, on top
- * of it, a checkpoint's too. The nodes of older trees the replay replaced are freed, or handed to `replaced` (which then owns them: an
- * older tree kept whole).
+ * of it, a checkpoint's too. The nodes of older trees the replay replaced are freed, or handed to `replaced`, which
+ * then owns them (an older tree kept whole).
  */
 export function rebuildVersion(
   store: StoreReader,
