@@ -7,6 +7,7 @@
  * @module
  */
 import { Readable } from "node:stream";
+import { reportedError } from "./errors.js";
 
 /** Event-loop time the streams' jobs may take in one turn, ms (a job is not cut: one chunk's reads). */
 const TURN_MS = 4;
@@ -29,7 +30,12 @@ function turn(): void {
   while (head < jobs.length) {
     const job = jobs[head]!;
     jobs[head++] = undefined;
-    job();
+    try {
+      job();
+    } catch (e) {
+      // A job's own failure is its stream's; the queue goes on for the others.
+      reportedError(e);
+    }
     if (performance.now() >= end) break;
   }
   if (head === jobs.length) {
