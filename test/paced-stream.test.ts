@@ -31,6 +31,33 @@ describe("paced stream jobs", () => {
     expect(seen).toBeLessThan(50);
   });
 
+  it("go on after a stream's job throws in its turn", async () => {
+    const stderr = process.stderr.write.bind(process.stderr);
+    const logged: string[] = [];
+    process.stderr.write = ((chunk: string) => logged.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      let failed = 0;
+      const stream = pacedStream<string>({
+        first: "a",
+        next: () => {
+          throw new Error("a failed read");
+        },
+        fail: () => {
+          failed++;
+          throw new Error("a source whose failure handler fails");
+        },
+        stop: () => undefined,
+      });
+      stream.resume();
+      // The job that threw was logged; the next job still gets its turn.
+      while (failed === 0) expect(await paced(() => 7)).toBe(7);
+      expect(await paced(() => 8)).toBe(8);
+      expect(logged.join("")).toContain("a source whose failure handler fails");
+    } finally {
+      process.stderr.write = stderr;
+    }
+  });
+
   it("reject with what the work threw, and the jobs after it still run", async () => {
     const failing = paced(() => {
       throw new Error("a failed read");
