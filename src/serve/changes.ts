@@ -60,15 +60,15 @@ export async function changeStream(f: Follower, store: string, from: number, to:
     for (let v = from; v <= to; v++) f.reader.at(store, v);
     return chunks(f.reader.store(store).changes(from, to));
   });
-  // The first chunk too: the changes of an imported version are refused on its first read.
-  const first = await paced(() => gen.next());
+  const next = (): string | null => {
+    const r = gen.next();
+    return r.done === true ? null : r.value;
+  };
   // Chunks go out one by one (never joined), so the error line can be told when it leaves.
   return pacedStream({
-    first: first.done === true ? null : first.value,
-    next: () => {
-      const r = gen.next();
-      return r.done === true ? null : r.value;
-    },
+    // The first chunk too, in a turn of its own: the changes of an imported version are refused on its first read.
+    first: await paced(next),
+    next,
     fail(e, stream) {
       const last = `${JSON.stringify(reportedError(e).body)}\n`;
       // Nothing is pushed after it; once the pipe wrote it to the response (the pipe's listener runs first), cut.
