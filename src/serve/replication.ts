@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { IavlError } from "../base/errors.js";
-import { encodeFeedVersion } from "../sync/ops-wire.js";
+import { feedVersionParts } from "../sync/ops-wire.js";
 import { encodeItems } from "../sync/wire.js";
 import { errorSchema, reportedError } from "./errors.js";
 import type { Follower } from "./follow.js";
@@ -68,7 +68,7 @@ export async function replicationRoutes(app: FastifyInstance, o: ReplicationOpti
     o.slots.take(reply);
     const reader = f.reader;
     const frames = function* (): Generator<Uint8Array> {
-      for (const v of reader.store(store).operations(from, to)) yield encodeFeedVersion({ ...v, appHash: reader.appHashAt(v.version) });
+      for (const v of reader.store(store).operations(from, to)) yield* feedVersionParts({ ...v, appHash: reader.appHashAt(v.version) });
     };
     return sendStream(reply, frames());
   });

@@ -25,35 +25,73 @@ const HASH_BYTES = 32;
 
 /** The length-delimited frame of `v`. */
 export function encodeFeedVersion(v: FeedVersion): Uint8Array {
-  let n = 10 + HASH_BYTES + 1 + HASH_BYTES + 10;
-  for (const op of v.ops) n += 1 + 5 + op.key.length + (op.value === null ? 0 : 5 + op.value.length);
-  const body = new Uint8Array(n);
-  let p = putUvarint(body, 0, v.version);
-  body.set(v.hash, p);
+  const parts = [...feedVersionParts(v)];
+  const out = new Uint8Array(parts.reduce((n, b) => n + b.length, 0));
+  let p = 0;
+  for (const b of parts) {
+    out.set(b, p);
+    p += b.length;
+  }
+  return out;
+}
+
+/**
+ * Values of at least this many bytes are parts of their own in {@link feedVersionParts}, the caller's arrays as they
+ * are; smaller ones are copied in with the keys (a part each would cost more than the copy).
+ */
+const OWN_PART_BYTES = 1024;
+
+/**
+ * The length-delimited frame of `v` as consecutive parts: the keys, small values and lengths in arrays of their own,
+ * each large value as it is, not copied. A version of the mixed profile carries ~19 MB of values: copying them into
+ * one frame (twice, with its length) cost the service as long as reading them.
+ */
+export function* feedVersionParts(v: FeedVersion): Generator<Uint8Array> {
+  const head = uvarintLength(v.version) + HASH_BYTES + 1 + (v.appHash === null ? 0 : HASH_BYTES) + uvarintLength(v.ops.length);
+  let body = head;
+  let own = head;
+  for (const op of v.ops) {
+    const n = 1 + uvarintLength(op.key.length) + op.key.length + (op.value === null ? 0 : uvarintLength(op.value.length));
+    const value = op.value?.length ?? 0;
+    body += n + value;
+    own += n + (value < OWN_PART_BYTES ? value : 0);
+  }
+  const buf = new Uint8Array(uvarintLength(body) + own);
+  let p = putUvarint(buf, 0, body);
+  p = putUvarint(buf, p, v.version);
+  buf.set(v.hash, p);
   p += HASH_BYTES;
-  body[p++] = v.appHash === null ? 0 : 1;
+  buf[p++] = v.appHash === null ? 0 : 1;
   if (v.appHash !== null) {
-    body.set(v.appHash, p);
+    buf.set(v.appHash, p);
     p += HASH_BYTES;
   }
-  p = putUvarint(body, p, v.ops.length);
+  p = putUvarint(buf, p, v.ops.length);
+  let from = 0;
   for (const op of v.ops) {
-    body[p++] = op.value === null ? 0 : 1;
-    p = putUvarint(body, p, op.key.length);
-    body.set(op.key, p);
+    buf[p++] = op.value === null ? 0 : 1;
+    p = putUvarint(buf, p, op.key.length);
+    buf.set(op.key, p);
     p += op.key.length;
-    if (op.value !== null) {
-      p = putUvarint(body, p, op.value.length);
-      body.set(op.value, p);
+    if (op.value === null) continue;
+    p = putUvarint(buf, p, op.value.length);
+    if (op.value.length < OWN_PART_BYTES) {
+      buf.set(op.value, p);
       p += op.value.length;
+    } else {
+      yield buf.subarray(from, p);
+      yield op.value;
+      from = p;
     }
   }
-  const prefix = new Uint8Array(10);
-  const lp = putUvarint(prefix, 0, p);
-  const out = new Uint8Array(lp + p);
-  out.set(prefix.subarray(0, lp), 0);
-  out.set(body.subarray(0, p), lp);
-  return out;
+  if (p > from) yield buf.subarray(from, p);
+}
+
+/** The bytes of `n` as a uvarint. */
+function uvarintLength(n: number): number {
+  let len = 1;
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) len++;
+  return len;
 }
 
 /** The versions of a feed read from `chunks`; throws `INVALID_SNAPSHOT` for a frame that does not parse or is cut. */
