@@ -140,6 +140,22 @@ export class VersionReader {
     return base;
   }
 
+  /**
+   * The version of {@link replayBase} (0: none), by the same rule, in one statement: a kept tree is checked against
+   * it at each read.
+   */
+  replayBaseVersion(version: number): number {
+    const [cp, recorded] = sql(
+      this.db,
+      "SELECT (SELECT version FROM versions WHERE checkpoint = 1 AND version <= ? ORDER BY version DESC LIMIT 1), (SELECT value FROM meta WHERE name = 'base_version')",
+    )
+      .raw()
+      .get(version) as [number | null, number | string | null];
+    const base = recorded === null ? undefined : Number(recorded);
+    if (base === undefined || base > version || (cp !== null && cp >= base)) return cp ?? 0;
+    return base;
+  }
+
   /** The operations of `version` in order, or undefined when they are no longer kept. */
   ops(version: number): VersionOps | undefined {
     const r = sql(this.db, "SELECT first_leaf, ops FROM version_ops WHERE version = ?").raw().get(version) as Row | undefined;

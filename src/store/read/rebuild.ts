@@ -88,8 +88,11 @@ export interface VersionTree {
  */
 export class RebuiltTrees {
   private src: NodeLoader;
-  /** The kept tree, and the rollbacks the store had recorded when it was built (one since may have replaced it). */
-  private last: { row: VersionRow; root: number; rollbacks: number } | undefined;
+  /**
+   * The kept tree; the checkpoint it was loaded from (0: the empty tree), which a replay on top of it carries; and the
+   * rollbacks the store had recorded when it was built (one since may have replaced it).
+   */
+  private last: { row: VersionRow; root: number; base: number; rollbacks: number } | undefined;
 
   constructor(private readonly store: StoreReader) {
     this.src = new NodeLoader(store);
@@ -101,13 +104,13 @@ export class RebuiltTrees {
    */
   tree(row: VersionRow): VersionTree {
     const last = this.last;
-    if (last !== undefined && this.src.loads < MAX_LOADS) {
+    if (last !== undefined && this.src.loads < MAX_LOADS && last.base === this.baseOf(row)) {
       // The hash too: after a rollback, the same version number may name another tree.
       if (last.row.version === row.version && equalBytes(last.row.hash, row.hash)) return { root: last.root, src: this.src };
-      if (last.row.version < row.version && !row.checkpoint && this.canReplayOn(last, row)) {
+      if (last.row.version < row.version && !row.checkpoint && this.store.versions.rollbacks() === last.rollbacks) {
         try {
           const root = rebuildVersion(this.store, this.src, row, { version: last.row.version, root: last.root });
-          this.last = { row, root, rollbacks: last.rollbacks };
+          this.last = { ...last, row, root };
           return { root, src: this.src };
         } catch {
           // Whatever went wrong on top of the kept tree, a replay from the checkpoint settles it.
@@ -117,14 +120,20 @@ export class RebuiltTrees {
     this.last = undefined;
     this.src = new NodeLoader(this.store);
     const rollbacks = this.store.versions.rollbacks();
+    // Read before the rebuild reads it again: a checkpoint landing in between only makes the next call rebuild.
+    const base = this.baseOf(row);
     const root = rebuildVersion(this.store, this.src, row);
-    this.last = { row, root, rollbacks };
+    this.last = { row, root, base, rollbacks };
     return { root, src: this.src };
   }
 
-  /** True when no rollback replaced the kept tree and the operations of the versions after it are still stored. */
-  private canReplayOn(kept: NonNullable<RebuiltTrees["last"]>, row: VersionRow): boolean {
-    return this.store.versions.rollbacks() === kept.rollbacks && kept.row.version >= (this.store.versions.replayBase(row.version)?.version ?? 0);
+  /**
+   * The checkpoint a replay to `row` starts from now. A tree loaded from another one must not be kept for it, even
+   * when it is older than the kept version: once a checkpoint written over several commits lands, the tree built
+   * meanwhile from the one before still links to rows the new checkpoint moved, and a prune past it deletes them.
+   */
+  private baseOf(row: VersionRow): number {
+    return row.checkpoint ? row.version : this.store.versions.replayBaseVersion(row.version);
   }
 
   /** Drops the kept tree. */
