@@ -133,11 +133,7 @@ export class VersionReader {
    * checkpoint's own row, the base the prune recorded. Undefined: replay from the first version.
    */
   replayBase(version: number): ReplayBase | undefined {
-    const cp = this.checkpointAtOrBefore(version);
-    const base = this.recordedBase();
-    // A snapshot kept by pruning may be older than the recorded base; the log before the base may be gone.
-    if (base === undefined || base.version > version || (cp !== undefined && cp.version >= base.version)) return cp;
-    return base;
+    return startOf(version, this.checkpointAtOrBefore(version), this.recordedBase());
   }
 
   /**
@@ -151,9 +147,7 @@ export class VersionReader {
     )
       .raw()
       .get(version) as [number | null, number | string | null];
-    const base = recorded === null ? undefined : Number(recorded);
-    if (base === undefined || base > version || (cp !== null && cp >= base)) return cp ?? 0;
-    return base;
+    return startOf(version, cp === null ? undefined : { version: cp }, recorded === null ? undefined : { version: Number(recorded) })?.version ?? 0;
   }
 
   /** The operations of `version` in order, or undefined when they are no longer kept. */
@@ -161,4 +155,13 @@ export class VersionReader {
     const r = sql(this.db, "SELECT first_leaf, ops FROM version_ops WHERE version = ?").raw().get(version) as Row | undefined;
     return r === undefined ? undefined : { firstLeaf: r[0] as number, ops: unpackOps(blob(r[1]), version) };
   }
+}
+
+/**
+ * Where a replay to `version` starts, of the newest checkpoint at or before it (`cp`) and the base a prune recorded:
+ * the checkpoint, unless the prune removed it and recorded a newer base at or before `version`. (A snapshot kept by
+ * pruning may be older than the recorded base; the log before the base may be gone.)
+ */
+function startOf<T extends { version: number }>(version: number, cp: T | undefined, base: T | undefined): T | undefined {
+  return base === undefined || base.version > version || (cp !== undefined && cp.version >= base.version) ? cp : base;
 }
