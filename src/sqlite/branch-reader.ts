@@ -113,7 +113,9 @@ export class BranchReader {
         const r = run(s);
         if (r !== undefined || attempt > 0) return r;
       } catch (e) {
-        if (!/no such table/.test((e as Error).message) || attempt > 0) throw e;
+        if (!/no such table/.test((e as Error).message)) throw e;
+        // Still no table after a reload: the row is missing, which the caller names (not a raw SQLite error).
+        if (attempt > 0) return undefined;
       }
       if (!this.reloadLayout()) return undefined;
     }
