@@ -7,6 +7,7 @@
  */
 import { NONE, type NodeSource } from "../tree/node.js";
 import { storedSeq } from "../sqlite/node-rows.js";
+import type { CheckpointMark } from "../sqlite/rows.js";
 import { isPageSeq, pageOfSeq } from "../sqlite/shards.js";
 import { DirtyWalk, storedAsPage, type CheckpointBatch } from "./dirty-branches.js";
 
@@ -18,6 +19,15 @@ export interface CheckpointDone {
   version: number;
   rootVersion: number | null;
   rootSeq: number | null;
+}
+
+/**
+ * The mark of a checkpoint that ends after its own version's commit, which only a tree with a root does (an empty
+ * tree's walk has nothing to spread; close() never checkpoints one).
+ */
+export function laterMark(done: CheckpointDone): CheckpointMark {
+  if (done.rootVersion === null || done.rootSeq === null) throw new Error(`the checkpoint of version ${done.version} ended after its commit with no root`);
+  return { version: done.version, rootVersion: done.rootVersion, rootSeq: done.rootSeq };
 }
 
 /** What one commit writes of a checkpoint. */

@@ -9,12 +9,12 @@ import { NONE, type NodeSource, type NodeTable } from "../../tree/node.js";
 import type { CommitInput } from "../../tree/store-contract.js";
 import type { Op } from "../../tree/version-log.js";
 import { leafKeySeq } from "../../sqlite/node-rows.js";
-import type { CheckpointMark, LeafWrite, VersionWrite } from "../../sqlite/rows.js";
+import type { LeafWrite, VersionWrite } from "../../sqlite/rows.js";
 import { packOps, type PackedOp } from "../../sqlite/version-ops.js";
 import { packNodeKeys } from "../../sqlite/orphaned-branches.js";
 import { isPageSeq, slotOfSeq } from "../../sqlite/shards.js";
 import { NO_CHECKPOINT } from "../../checkpoint/dirty-branches.js";
-import type { CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
+import { laterMark, type CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
 
 /** A commit's rows, with the leaves that now hold their row's node key. */
 export interface CommitRows {
@@ -105,8 +105,7 @@ export function versionRows(src: NodeSource, c: CommitInput, firstLeaf: number, 
       pages: batch.pages,
       orphans: storedOrphans(t, c.orphans, step?.orphans.get(c.version) ?? []),
       laterOrphans: laterOrphans(step, c.version),
-      // Only a tree with a root is walked over several commits: an empty one's checkpoint is always its own version's.
-      completes: own === undefined ? (step?.completes as CheckpointMark | undefined) : undefined,
+      completes: own === undefined && step?.completes !== undefined ? laterMark(step.completes) : undefined,
     };
     const made = step;
     return {

@@ -11,7 +11,7 @@ import type { CommitInput } from "../../tree/store-contract.js";
 import type { StoreWriter } from "../../sqlite/store-writer.js";
 import { boundWal, type WalCheckpoints } from "../../sqlite/wal.js";
 import { UnlandedValues } from "./unlanded-values.js";
-import type { CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
+import { laterMark, type CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
 import { laterOrphans, versionRows } from "./version-rows.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
@@ -150,10 +150,8 @@ export class VersionWriter {
    * every version), making its version a checkpoint; throws with nothing changed when it cannot.
    */
   checkpoint(step: CheckpointStep): void {
-    const done = step.completes;
-    // Only a tree with a root is written after its version (close() never checkpoints an empty one).
-    if (done === undefined || done.rootVersion === null || done.rootSeq === null) throw new Error("a checkpoint written by itself must end the walk of a tree");
-    const mark = { version: done.version, rootVersion: done.rootVersion, rootSeq: done.rootSeq };
+    if (step.completes === undefined) throw new Error("a checkpoint written by itself must end the walk");
+    const mark = laterMark(step.completes);
     try {
       this.turn.owner(() => this.store.writeCheckpoint(step.batch.rows, step.batch.pages, laterOrphans(step, undefined), mark));
     } catch (e) {
