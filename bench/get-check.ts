@@ -1,7 +1,9 @@
 /**
  * What the read check costs a get (issue "Never a wrong answer"): one process, one store grown as the scale bench
  * grows it (`SCALE_KEYS` keys, default 1M, 10,000 a version) beside the two plain tables, then rounds of 1,000 random
- * live keys read five ways, rotated so that no way always follows another's cache misses:
+ * live keys read five ways, rotated so that no way always follows another's cache misses, each way with keys of its
+ * own and the two raw statements each on a connection of its own (with the store's cache size), so that no way reads
+ * pages another just brought into its cache:
  *
  * - `Tree.get` (the API: the index seek, the row, its checksum);
  * - the same statement on a raw connection, the row checked by its sum as the store checks it;
@@ -40,10 +42,14 @@ async function main(): Promise<void> {
       for (const p of plains) p.put(changes);
     }
     process.stdout.write(`grown to ${tree.size} keys at version ${tree.version}\n`);
-    const raw = new Database(join(store, "iavl.sqlite"), { readonly: true });
+    const raws = [0, 1].map(() => {
+      const db = new Database(join(store, "iavl.sqlite"), { readonly: true });
+      db.pragma("cache_size = -32768");
+      return db;
+    });
     const q = "FROM leaves WHERE key = ? AND version <= ? ORDER BY version DESC LIMIT 1";
-    const checked = raw.prepare(`SELECT version, value, sum ${q}`).raw();
-    const bare = raw.prepare(`SELECT value ${q}`).pluck();
+    const checked = raws[0]!.prepare(`SELECT version, value, sum ${q}`).raw();
+    const bare = raws[1]!.prepare(`SELECT value ${q}`).pluck();
     const top = Number.MAX_SAFE_INTEGER;
     const checkedGet = (k: Uint8Array): Uint8Array => {
       const [version, value, sum] = checked.get(k, top) as [number, Uint8Array, number];
@@ -55,19 +61,22 @@ async function main(): Promise<void> {
       Array.from({ length: 1_000 }, () => keyOf((seed = (seed * 48_271) % 2_147_483_647) % KEYS));
     const names = ["Tree.get", "statement + check", "statement alone", ...LAYOUTS.map((l) => `plain ${l}`)];
     const r = await rotated(ROUNDS, 2, () => {
-      const keys = keysOf();
+      const [a, b, c] = [keysOf(), keysOf(), keysOf()];
       return [
-        () => nsPerGet(keys, (k) => tree.get(k)),
-        () => nsPerGet(keys, checkedGet),
-        () => nsPerGet(keys, (k) => bare.get(k, top)),
-        ...plains.map((p) => () => nsPerGet(keys, (k) => p.get(k))),
+        () => nsPerGet(a, (k) => tree.get(k)),
+        () => nsPerGet(b, checkedGet),
+        () => nsPerGet(c, (k) => bare.get(k, top)),
+        ...plains.map((p) => {
+          const keys = keysOf();
+          return () => nsPerGet(keys, (k) => p.get(k));
+        }),
       ];
     });
     const medians = r.map(median);
     const floor = Math.min(...medians.slice(3));
     names.forEach((n, i) => process.stdout.write(`${n.padEnd(24)} ${medians[i]!.toFixed(0).padStart(7)} ns  ${(medians[i]! / floor).toFixed(2)}× the faster plain table\n`));
     process.stdout.write(`the check: ${(medians[1]! - medians[2]!).toFixed(0)} ns a get; Tree.get beyond the bare statement: ${(medians[0]! - medians[2]!).toFixed(0)} ns\n`);
-    raw.close();
+    for (const db of raws) db.close();
     tree.close();
     for (const p of plains) p.db.close();
   } finally {
