@@ -16,6 +16,7 @@ import { keyBytes, keyHex, type Rec } from "./model.js";
 import { catching, codeOf, eq, GONE, show, viewProblem } from "./multi-checks.js";
 import { runMultiCli } from "./multi-cli.js";
 import { runCrash } from "./multi-crash.js";
+import { finishPrunes } from "./finish-prunes.js";
 import { describeMulti, type MultiDurability, type MultiLife, type MultiOp, type MultiStep } from "./multi-life.js";
 import { MultiModel, type History } from "./multi-model.js";
 import { Random } from "./random.js";
@@ -103,8 +104,7 @@ export class MultiRun {
     await this.closeWriter();
     const mt = MultiTree.open(this.dir, { ...this.openOptions(), keepRecent: undefined });
     try {
-      const oldest = Math.min(...this.model.order.map((n) => mt.tree(n).versions()[0] ?? Number.POSITIVE_INFINITY));
-      if (Number.isFinite(oldest) && oldest > 1) await mt.prune(oldest - 1);
+      await finishPrunes(mt, this.model.order, this.life.options.keepEvery);
     } finally {
       mt.close();
     }
