@@ -15,10 +15,12 @@ process.env["IAVLITE_CLI"] = inject("cli");
  * inside MultiTree.rollback (where a kill lands depends on timing). 146: a kill armed at the child's rollback, a
  * store rolled back alone, a store added; 807: a killed child writer, then the CLI's info and verify on the folder
  * as the kill left it, and its rollback (refused beside the writer first); 2517: keepRecent with keepEvery snapshots
- * on one-version shards, the CLI's prune (refused beside the writer first).
+ * on one-version shards, the CLI's prune (refused beside the writer first); 1518313472: an automatic prune cut short
+ * by a close in one store while another store, never pruned, keeps version 1 (the end check then pruned no store and
+ * found the first one's rows left behind, in about half of its lives: sim-finish-prunes.test.ts is the exact case).
  */
-const MULTI = [146, 807, 2517];
-const MULTI_CLI = [807, 2517];
+const MULTI = [146, 807, 2517, 1518313472];
+const MULTI_CLI = [807, 2517, 1518313472];
 
 describe("lifecycle simulator, multi-store folders", () => {
   for (const seed of MULTI) {
