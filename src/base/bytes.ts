@@ -15,6 +15,13 @@ export function putUvarint(buf: Uint8Array, pos: number, n: number): number {
   return pos;
 }
 
+/** How many bytes {@link putUvarint} writes for `n`. */
+export function uvarintLength(n: number): number {
+  let len = 1;
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) len++;
+  return len;
+}
+
 /** Writes `n` as Go's `binary.PutVarint` (zig-zag) into `buf` at `pos`; returns the position after it. */
 export function putVarint(buf: Uint8Array, pos: number, n: number): number {
   return putUvarint(buf, pos, n >= 0 ? n * 2 : -n * 2 - 1);
@@ -146,6 +153,11 @@ export function compareLatin1(a: ByteString, b: ByteString): number {
 
 /** The bytes of `parts`, one after another, in a new array. */
 export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  return joinBytes(parts);
+}
+
+/** {@link concatBytes} of an array of any length (a spread of one is bounded by the engine's argument limit). */
+export function joinBytes(parts: readonly Uint8Array[]): Uint8Array {
   let n = 0;
   for (const p of parts) n += p.length;
   const out = new Uint8Array(n);

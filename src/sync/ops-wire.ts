@@ -8,7 +8,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { ByteReader, putUvarint } from "../base/bytes.js";
+import { ByteReader, joinBytes, putUvarint, uvarintLength } from "../base/bytes.js";
 import type { VersionOperations } from "../tree/store-contract.js";
 import { frames } from "./wire.js";
 
@@ -25,14 +25,7 @@ const HASH_BYTES = 32;
 
 /** The length-delimited frame of `v`. */
 export function encodeFeedVersion(v: FeedVersion): Uint8Array {
-  const parts = [...feedVersionParts(v)];
-  const out = new Uint8Array(parts.reduce((n, b) => n + b.length, 0));
-  let p = 0;
-  for (const b of parts) {
-    out.set(b, p);
-    p += b.length;
-  }
-  return out;
+  return joinBytes([...feedVersionParts(v)]);
 }
 
 /**
@@ -85,13 +78,6 @@ export function* feedVersionParts(v: FeedVersion): Generator<Uint8Array> {
     }
   }
   if (p > from) yield buf.subarray(from, p);
-}
-
-/** The bytes of `n` as a uvarint. */
-function uvarintLength(n: number): number {
-  let len = 1;
-  for (; n >= 0x80; n = Math.floor(n / 0x80)) len++;
-  return len;
 }
 
 /** The versions of a feed read from `chunks`; throws `INVALID_SNAPSHOT` for a frame that does not parse or is cut. */
