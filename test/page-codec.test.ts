@@ -40,6 +40,24 @@ describe("page rows", () => {
     expect(toHex(b)).toBe(expected);
   });
 
+  it("starts a new row after each finish, a failed one too, and takes keys as strings and hashes at an offset", () => {
+    const w = new PageWriter();
+    w.leaf(8, hash(8), utf8("y"), 1);
+    w.leaf(9, hash(9), utf8("z"), 2);
+    expect(() => w.finish()).toThrow(IavlError); // two subtrees, no root: refused, and dropped
+    w.leaf(1, hash(1), "a", 7);
+    w.leaf(2, hash(2), utf8("b"), 8);
+    const area = Uint8Array.of(0xee, ...hash(3), 0xee);
+    w.leaf(3, area, "c", 300, 1);
+    w.branch(1, 2, 3, hash(4));
+    w.branch(2, 3, 3, hash(5));
+    const first = w.finish();
+    expect(first).toEqual(small());
+    w.leaf(4, hash(4), "d", 1);
+    expect(toHex(w.finish())).toBe("0101" + "000104" + toHex(hash(4)) + "01" + toHex(utf8("d")) + "01");
+    expect(first).toEqual(small()); // a row handed out is its own copy
+  });
+
   it("decodes what it encodes", () => {
     const p = decodePage(small(), "page 1");
     expect(p.count).toBe(5);

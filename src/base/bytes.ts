@@ -130,6 +130,12 @@ export function latin1(b: Uint8Array): ByteString {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
 }
 
+/** Bytes `start` … `end` − 1 of `b` as a latin1 string, with no view of them made first. */
+export function latin1Of(b: Uint8Array, start: number, end: number): ByteString {
+  if (latin1Slice !== undefined) return latin1Slice.call(b, start, end);
+  return Buffer.from(b.buffer, b.byteOffset + start, end - start).toString("latin1");
+}
+
 const latin1Write = (Buffer.prototype as unknown as { latin1Write?: (this: Uint8Array, s: string, offset: number, length: number) => number }).latin1Write;
 
 /** Writes the bytes of `s` (a {@link ByteString}) into `buf` at `pos`; returns the position after them. */

@@ -141,12 +141,16 @@ export class CheckpointSteps {
         else parents.push(n);
       }
     }
+    const held = this.heldParents;
     for (const c of free) {
-      for (const p of this.heldParents.get(c) ?? []) {
-        if (t.left(p) === c) t.linkLeft(p, t.version(c), t.seq(c));
-        if (t.right(p) === c) t.linkRight(p, t.version(c), t.seq(c));
+      const parents = held.size === 0 ? undefined : held.get(c);
+      if (parents !== undefined) {
+        for (const p of parents) {
+          if (t.left(p) === c) t.linkLeft(p, t.version(c), t.seq(c));
+          if (t.right(p) === c) t.linkRight(p, t.version(c), t.seq(c));
+        }
+        held.delete(c);
       }
-      this.heldParents.delete(c);
       t.retire(c);
     }
   }

@@ -102,7 +102,7 @@ export class DirtyWalk {
   step(maxRows: number, firstPage: number, replacedAt: (n: number) => number | undefined): WalkStep {
     const t = this.src.t;
     const numbered: number[] = [];
-    const renumbered: Array<[number, number]> = [];
+    const renumbered: number[] = []; // node, its sequence before, …
     const pages: PageWrite[] = [];
     const moved: number[] = [];
     const late = new Map<number, number[]>();
@@ -111,7 +111,7 @@ export class DirtyWalk {
     const was = { stack: [...this.stack], childrenDone: [...this.childrenDone], next: new Map(this.next), rootPage: this.rootPage };
     const undo = (): void => {
       for (const n of numbered) t.setSeq(n, 0);
-      for (let k = renumbered.length - 1; k >= 0; k--) t.setSeq(renumbered[k]![0], renumbered[k]![1]);
+      for (let k = renumbered.length - 2; k >= 0; k -= 2) t.setSeq(renumbered[k]!, renumbered[k + 1]!);
       this.stack = was.stack;
       this.childrenDone = was.childrenDone;
       this.next = was.next;
@@ -125,7 +125,7 @@ export class DirtyWalk {
       late.set(at, keys);
     };
     const onMove = (n: number, seq: number): void => {
-      renumbered.push([n, seq]);
+      renumbered.push(n, seq);
       if (seq === 0) return;
       // A page's root leaving it ends the page's life in the trees from here on; its other nodes went with the root.
       if (!isPageSeq(seq) || slotOfSeq(seq) === 0) moved.push(t.version(n), seq);

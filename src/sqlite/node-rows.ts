@@ -3,13 +3,16 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { latin1, latin1Bytes } from "../base/bytes.js";
+import { latin1, latin1Bytes, latin1Of } from "../base/bytes.js";
 import { childRef, NONE, type NodeTable } from "../tree/node.js";
 import { pageHash, pageKey, PageWriter, subtreeStart, type DecodedPage } from "./page-codec.js";
 import type { BranchRow, LeafRow } from "./rows.js";
 import { isPageSeq, LEAF_BASE, leafId, leafSeq, PAGE_BASE, PAGE_SLOTS, pageOfSeq, pageSeq, slotOfSeq } from "./shards.js";
 
 export type { DecodedPage } from "./page-codec.js";
+
+/** One writer for every page encoded: it keeps its buffer between pages. */
+const pages = new PageWriter();
 
 // In memory a leaf's sequence is -(id + 1), not the stored LEAF_BASE + id (≥ 2^31), so that its sign tells a leaf's
 // node key from a branch's without the base. Branch sequences, and page nodes' (≥ PAGE_BASE), are the same in both
@@ -83,33 +86,32 @@ export function leafNode(t: NodeTable, l: LeafRow): number {
 export function pageRow(t: NodeTable, root: number, id: number, renumbered: (n: number, oldSeq: number) => void): Uint8Array {
   const count = 2 * t.size(root) - 1;
   if (count > PAGE_SLOTS) throw new IavlError("CORRUPT", `a page of ${t.size(root)} leaves does not fit ${PAGE_SLOTS} slots`);
-  const w = new PageWriter();
-  const stack: number[] = [root];
-  const expanded: boolean[] = [false];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    const done = expanded.pop()!;
+  const area = t.hashArea();
+  // Post-order; a page is at most ~8 levels deep.
+  const put = (n: number): void => {
     if (!t.hashed(n)) throw new IavlError("CORRUPT", `node ${t.version(n)}/${t.seq(n)} cannot be stored in a page: it is unhashed`);
     if (t.height(n) === 0) {
       const seq = t.seq(n);
       if (seq >= 0) throw new IavlError("CORRUPT", `leaf ${t.version(n)} cannot be stored in a page: it has no leaves row`);
-      w.leaf(t.version(n), t.hashBytes(n), latin1Bytes(t.key(n)), leafRowId(seq));
-      continue;
+      pages.leaf(t.version(n), area, t.key(n), leafRowId(seq), t.hashAt(n));
+      return;
     }
-    if (!done) {
-      const l = t.left(n);
-      const r = t.right(n);
-      if (l === NONE || r === NONE) throw new IavlError("CORRUPT", `branch ${t.version(n)}/${t.seq(n)} cannot be stored in a page: a child is not in memory`);
-      // Left on top: it comes out first.
-      stack.push(n, r, l);
-      expanded.push(true, false, false);
-      continue;
-    }
-    const i = w.branch(t.height(n), t.size(n), t.version(n), t.hashBytes(n));
+    const l = t.left(n);
+    const r = t.right(n);
+    if (l === NONE || r === NONE) throw new IavlError("CORRUPT", `branch ${t.version(n)}/${t.seq(n)} cannot be stored in a page: a child is not in memory`);
+    put(l);
+    put(r);
+    const i = pages.branch(t.height(n), t.size(n), t.version(n), area, t.hashAt(n));
     renumbered(n, t.seq(n));
     t.setSeq(n, pageSeq(id, count - 1 - i));
+  };
+  try {
+    put(root);
+    return pages.finish();
+  } catch (e) {
+    pages.drop();
+    throw e;
   }
-  return w.finish();
 }
 
 /** Makes the subtree of page `id` whose root is node `at` (post-order index) of `p` nodes of `t`; returns its root. */
@@ -119,7 +121,7 @@ export function pageNodes(t: NodeTable, id: number, p: DecodedPage, at: number):
   for (let i = start; i <= at; i++) {
     let n: number;
     if (p.height[i] === 0) {
-      n = t.leaf(latin1(pageKey(p, i)), undefined, p.version[i]!);
+      n = t.leaf(latin1Of(p.bytes, p.keyAt[i]!, p.keyAt[i]! + p.keyLen[i]!), undefined, p.version[i]!);
       t.setSeq(n, leafKeySeq(p.leafId[i]!));
     } else {
       const r = p.right[i]!;
@@ -129,7 +131,7 @@ export function pageNodes(t: NodeTable, id: number, p: DecodedPage, at: number):
       t.setRight(n, ids[r - start]!);
       t.setSeq(n, pageSeq(id, p.count - 1 - i));
     }
-    t.setHashBytes(n, pageHash(p, i));
+    t.setHashFrom(n, p.bytes, p.hashAt[i]!);
     ids[i - start] = n;
   }
   return ids[at - start]!;

@@ -14,7 +14,7 @@
  * order) so that a damaged row is refused with `CORRUPT` when it is read, not when a hash built on it is published.
  * @module
  */
-import { ByteReader, compareBytes, putUvarint } from "../base/bytes.js";
+import { ByteReader, compareBytes, putUvarint, type ByteString } from "../base/bytes.js";
 import { IavlError } from "../base/errors.js";
 
 /** The only format written so far. */
@@ -57,58 +57,76 @@ export function subtreeStart(p: Pick<DecodedPage, "size">, i: number): number {
   return i - 2 * p.size[i]! + 2;
 }
 
-/** Builds a page row node by node, children before parents. */
+/**
+ * Builds a page row node by node, children before parents; `finish` hands the row out and starts the next, so one
+ * writer serves a whole checkpoint. Hashes are copied from wherever they sit (`hash` at `hashAt`) and keys may come
+ * as latin1 strings, so that encoding a page allocates nothing but the row.
+ */
 export class PageWriter {
-  private buf = new Uint8Array(2048);
+  private buf = new Uint8Array(4096);
   private pos = 2;
   private count = 0;
   /** Sizes so far, to derive the children of each branch. */
-  private readonly sizes: number[] = [];
+  private readonly sizes = new Float64Array(MAX_PAGE_NODES);
 
   /** Adds a leaf; returns its index. */
-  leaf(version: number, hash: Uint8Array, key: Uint8Array, leafId: number): number {
+  leaf(version: number, hash: Uint8Array, key: Uint8Array | ByteString, leafId: number, hashAt = 0): number {
     this.room(20 + HASH + key.length + 10);
-    this.head(0, 1, version, hash);
-    this.pos = putUvarint(this.buf, this.pos, key.length);
-    this.buf.set(key, this.pos);
-    this.pos += key.length;
-    this.pos = putUvarint(this.buf, this.pos, leafId);
+    this.head(0, 1, version, hash, hashAt);
+    const buf = this.buf;
+    let pos = putUvarint(buf, this.pos, key.length);
+    if (typeof key === "string") {
+      for (let k = 0; k < key.length; k++) buf[pos + k] = key.charCodeAt(k);
+    } else buf.set(key, pos);
+    pos += key.length;
+    this.pos = putUvarint(buf, pos, leafId);
     return this.added(1);
   }
 
   /** Adds a branch over the two subtrees just before it; returns its index. */
-  branch(height: number, size: number, version: number, hash: Uint8Array): number {
+  branch(height: number, size: number, version: number, hash: Uint8Array, hashAt = 0): number {
     const i = this.count;
     const right = i - 1;
     const left = right - (2 * this.sizes[right]! - 1);
     if (left < 0 || this.sizes[left]! + this.sizes[right]! !== size) throw new IavlError("CORRUPT", `a page branch of size ${size} does not sit over its two subtrees`);
     this.room(20 + HASH + 2);
-    this.head(height, size, version, hash);
+    this.head(height, size, version, hash, hashAt);
     this.buf[this.pos++] = left;
     this.buf[this.pos++] = right;
     return this.added(size);
   }
 
-  /** The row. */
+  /** The row; the writer is empty again. */
   finish(): Uint8Array {
-    if (this.count === 0 || 2 * this.sizes[this.count - 1]! - 1 !== this.count) throw new IavlError("CORRUPT", "a page must hold one whole subtree");
-    this.buf[0] = FORMAT;
-    this.buf[1] = this.count;
-    return this.buf.slice(0, this.pos);
+    const count = this.count;
+    const whole = count > 0 && 2 * this.sizes[count - 1]! - 1 === count;
+    const row = this.buf.slice(0, this.pos);
+    this.drop();
+    if (!whole) throw new IavlError("CORRUPT", "a page must hold one whole subtree");
+    row[0] = FORMAT;
+    row[1] = count;
+    return row;
   }
 
-  private head(height: number, size: number, version: number, hash: Uint8Array): void {
+  /** Forgets the row begun (an encoding that failed). */
+  drop(): void {
+    this.pos = 2;
+    this.count = 0;
+  }
+
+  private head(height: number, size: number, version: number, hash: Uint8Array, hashAt: number): void {
     if (this.count === MAX_PAGE_NODES) throw new IavlError("CORRUPT", `a page holds at most ${MAX_PAGE_NODES} nodes`);
-    if (hash.length !== HASH) throw new IavlError("CORRUPT", "a page node's hash must be 32 bytes");
-    this.buf[this.pos++] = height;
-    this.pos = putUvarint(this.buf, this.pos, size);
-    this.pos = putUvarint(this.buf, this.pos, version);
-    this.buf.set(hash, this.pos);
-    this.pos += HASH;
+    if (hash.length < hashAt + HASH) throw new IavlError("CORRUPT", "a page node's hash must be 32 bytes");
+    const buf = this.buf;
+    buf[this.pos++] = height;
+    let pos = putUvarint(buf, this.pos, size);
+    pos = putUvarint(buf, pos, version);
+    for (let k = 0; k < HASH; k++) buf[pos + k] = hash[hashAt + k]!;
+    this.pos = pos + HASH;
   }
 
   private added(size: number): number {
-    this.sizes.push(size);
+    this.sizes[this.count] = size;
     return this.count++;
   }
 

@@ -215,6 +215,24 @@ export class NodeTable {
   digest(n: number): Digest {
     return String.fromCharCode.apply(null, this.u8.subarray(n * B + HASH, n * B + HASH + 32) as unknown as number[]);
   }
+  /**
+   * The array every node's hash sits in, at {@link hashAt}: for copying hashes into a row without an array each. Valid
+   * until the table next grows.
+   */
+  hashArea(): Uint8Array {
+    return this.u8;
+  }
+  /** Where node `n`'s hash starts in {@link hashArea}. */
+  hashAt(n: number): number {
+    return n * B + HASH;
+  }
+  /** Stores the 32 bytes of `from` at `at` as the node's hash (a page row's, without a view of it). */
+  setHashFrom(n: number, from: Uint8Array, at: number): void {
+    const u8 = this.u8;
+    const o = n * B + HASH;
+    for (let k = 0; k < 32; k++) u8[o + k] = from[at + k]!;
+    this.i[n * I + 6] = this.i[n * I + 6]! | HASHED;
+  }
   /** The hash in an array of its own. */
   hashBytes(n: number): Uint8Array {
     return this.u8.slice(n * B + HASH, n * B + HASH + 32);
