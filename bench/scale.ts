@@ -181,7 +181,8 @@ async function atSize(s: Scale): Promise<void> {
     fasterPlain(perLayout((_, i) => median(plainCold[i]![j]!)), "ns", `${what(j)}, new connection, median of ${COLD_ROUNDS}`));
   const back = `latest − ${depth}`;
   b.row(`  get, latest, warm (median of ${rounds} × 1,000)`, median(warm[0]!), "ns", floors[0]!, { target: 1.2 });
-  b.row(`  get at ${back}, warm`, median(warm[1]!), "ns", floors[1]!, { target: 1.5 });
+  // Issue 38's targets: ≤ 1.2× at the latest version, ≤ 1.3× a hundred versions back.
+  b.row(`  get at ${back}, warm`, median(warm[1]!), "ns", floors[1]!, { target: 1.3 });
   b.row("  first 1,000 gets after reopening, latest", median(cold[0]!), "ns", coldFloors[0]!, { target: 1.2 });
-  b.row(`  first 1,000 gets after reopening, at ${back}`, median(cold[1]!), "ns", coldFloors[1]!, { target: 1.5 });
+  b.row(`  first 1,000 gets after reopening, at ${back}`, median(cold[1]!), "ns", coldFloors[1]!, { target: 1.3 });
 }
