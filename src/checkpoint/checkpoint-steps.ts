@@ -51,8 +51,8 @@ export class CheckpointSteps {
   private firstPage = 0;
   /** Nodes of the walked tree the walk may still read that later versions replaced: by node, the version that did. */
   private readonly replaced = new Map<number, number>();
-  /** The in-memory children of those nodes, with the nodes that name them. */
-  private readonly heldParents = new Map<number, number[]>();
+  /** The in-memory children of those nodes (held as well once a later version replaces them). */
+  private readonly heldChildren = new Set<number>();
   /** Stored nodes the walk moved into new pages: orphans of its version, recorded when it ends. */
   private moved: number[] = [];
   /** Rows the walk wrote so far, and those of the last whole one (to size the next one's steps). */
@@ -117,42 +117,41 @@ export class CheckpointSteps {
 
   /**
    * Frees `nodes`, which version `version` replaced, but for those of the walked tree the walk may still read: they
-   * are freed when it ends, and recorded as that version's orphans if it stores them. A node freed while one of those
-   * names it as a child (it is then stored) is named by node key from then on, as eviction does, so that the walk
-   * never reads a node freed under it.
+   * are held until it ends, and recorded as that version's orphans if it stores them. A node that a held one names as
+   * a child is held as well. Were it freed and named by node key instead, the walk would read its page into a second
+   * set of nodes and renumber those, while the live tree kept the first set (the subtrees beside the changed path)
+   * with the node keys of a page the walk may record as moved, which pruning then deletes.
    */
   retire(nodes: readonly number[], version: number): void {
-    const t = this.src.t;
     const walk = this.walk;
     const free: number[] = [];
     for (const n of nodes) {
-      if (walk === undefined || !this.mayRead(n, walk.version)) {
-        free.push(n);
-        continue;
-      }
-      this.replaced.set(n, version);
-      this.heldParents.delete(n);
-      if (t.height(n) === 0) continue;
-      t.ownKey(n); // the leaf whose key it shares may be freed
-      for (const c of [t.left(n), t.right(n)]) {
-        if (c === NONE) continue;
-        const parents = this.heldParents.get(c);
-        if (parents === undefined) this.heldParents.set(c, [n]);
-        else parents.push(n);
+      if (walk !== undefined && this.mayRead(n, walk.version)) this.hold(n, version);
+      else free.push(n);
+    }
+    const named = this.heldChildren;
+    for (let again = named.size > 0; again; ) {
+      again = false;
+      for (let k = 0; k < free.length; k++) {
+        const c = free[k]!;
+        if (c === NONE || !named.has(c)) continue;
+        free[k] = NONE;
+        again = true;
+        this.hold(c, version);
       }
     }
-    const held = this.heldParents;
-    for (const c of free) {
-      const parents = held.size === 0 ? undefined : held.get(c);
-      if (parents !== undefined) {
-        for (const p of parents) {
-          if (t.left(p) === c) t.linkLeft(p, t.version(c), t.seq(c));
-          if (t.right(p) === c) t.linkRight(p, t.version(c), t.seq(c));
-        }
-        held.delete(c);
-      }
-      t.retire(c);
-    }
+    const t = this.src.t;
+    for (const c of free) if (c !== NONE) t.retire(c);
+  }
+
+  /** Keeps replaced node `n` for the walk, and notes its children. */
+  private hold(n: number, version: number): void {
+    const t = this.src.t;
+    this.replaced.set(n, version);
+    this.heldChildren.delete(n);
+    if (t.height(n) === 0) return;
+    t.ownKey(n); // the leaf whose key it shares may be freed
+    for (const c of [t.left(n), t.right(n)]) if (c !== NONE) this.heldChildren.add(c);
   }
 
   /**
@@ -193,7 +192,7 @@ export class CheckpointSteps {
     const t = this.src.t;
     for (const n of this.replaced.keys()) t.retire(n);
     this.replaced.clear();
-    this.heldParents.clear();
+    this.heldChildren.clear();
     this.moved = [];
     this.rows = 0;
   }

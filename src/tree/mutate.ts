@@ -142,6 +142,10 @@ export class Mutator {
       return n;
     }
     this.orphans.push(n);
+    // Children evicted from `n` are loaded into `n` itself, not into its copy: the two then share them. Loaded into the
+    // copy only, they would be a second set of the same stored nodes, which a checkpoint walking the tree that holds
+    // `n` would not renumber when it moves their page, leaving the live tree naming a page that pruning deletes.
+    if (t.height(n) > 0) this.left(n), this.right(n);
     return t.copy(n, this.version);
   }
 
