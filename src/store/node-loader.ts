@@ -20,9 +20,6 @@ export class NodeLoader implements NodeSource {
   /** SQLite rows read by loads (a page, a branch or a leaves row each), never reset: what the layout costs. */
   rowsRead = 0;
 
-  /** The page read last (page rows never change under an id). */
-  private last: { id: number; page: DecodedPage } | undefined;
-
   constructor(private readonly store: StoreReader) {}
 
   left(n: number): number {
@@ -73,14 +70,12 @@ export class NodeLoader implements NodeSource {
   }
 
   private read(id: number, parent?: number): DecodedPage {
-    if (this.last?.id === id) return this.last.page;
     this.rowsRead++;
     const p = this.reading(() => this.store.pages.one(id));
     if (p === undefined) {
       const at = parent === undefined ? "a root" : `node ${this.t.version(parent)}/${this.t.seq(parent)}`;
       throw new IavlError("CORRUPT", `page ${id}, below ${at}, is missing from the store`);
     }
-    this.last = { id, page: p };
     return p;
   }
 
@@ -159,114 +154,60 @@ function residentUnder(t: NodeTable, n: number): number {
 }
 
 /**
- * Evicts pages (layout 3) until about `target` nodes of `root`'s tree stay resident: the spine (nodes of more than
- * PAGE_LEAVES leaves) always stays, and so does each page root, whose record holds the hash, height, size and key a
- * change beside it needs, so a change reads at most the one page it goes into. Clean pages go first, below their
- * roots. A page that is being changed (its root dirty, or a stored node that must move into a page of its own at the
- * next checkpoint) keeps its dirty nodes; its clean subtrees go only when the clean pages are not enough, and the
- * checkpoint that writes the page then reads the page they came from back (one row). So memory holds the changes
- * between checkpoints rather than whole pages, and checkpoints need not come sooner for it. What goes is spread
- * evenly over the tree: with random keys, no page is likelier to be touched next than another. Below a stored node,
- * every tree that holds it shares its nodes (`Mutator.own` loads a node's children before copying it, and a node a
- * checkpoint's walk may still read stays held), so cutting them off there is seen alike by the tree being written.
+ * Evicts whole pages (layout 3) until about `target` nodes of `root`'s tree stay resident: the spine (nodes of more
+ * than PAGE_LEAVES leaves) always stays, and so does each page root, whose record holds the hash, height, size and key
+ * a change beside it needs, so a change reads at most the one page it goes into. A page that is being changed (its
+ * root dirty, or a stored node that must move into a page of its own at the next checkpoint) stays whole, for that
+ * checkpoint writes it from memory. The clean pages to go are spread evenly over the tree: with random keys, no page
+ * is likelier to be touched next than another.
  */
 export function evictPages(t: NodeTable, root: number, target: number): Evicted {
   if (root === NONE) return { resident: 0, dirty: 0 };
   let resident = 0;
   let dirty = 0;
-  const tiers = [new Cuts(), new Cuts()]; // whole clean pages, then the clean parts of pages being changed
+  const clean: Array<[root: number, below: number]> = [];
+  let evictable = 0;
   const stack: number[] = [root];
-  // Whether each node on the stack is (in) a page being changed.
-  const changing: boolean[] = [false];
   while (stack.length > 0) {
     const n = stack.pop()!;
-    const inChanged = changing.pop()!;
     if (t.height(n) > 0) t.ownKey(n); // the leaf it names, deep in its right subtree, may be evicted
-    const seq = t.seq(n);
-    if (t.size(n) > PAGE_LEAVES || (seq === 0 && t.height(n) > 0)) {
-      // The spine, or a dirty branch of a page being changed: it stays, and its children are looked at.
+    if (t.size(n) > PAGE_LEAVES) {
       resident++;
-      if (seq === 0) dirty++;
-      for (const c of [t.left(n), t.right(n)]) {
-        if (c === NONE) continue;
-        stack.push(c);
-        changing.push(t.size(n) <= PAGE_LEAVES || !storedPageRoot(t, c));
-      }
-      continue;
-    }
-    if (seq === 0) {
-      resident++, dirty++; // a new leaf
-      continue;
-    }
-    resident += tiers[inChanged ? 1 : 0]!.add(t, n);
-  }
-  let excess = resident - target;
-  for (const tier of tiers) {
-    if (excess <= 0) break;
-    const freed = tier.cut(t, excess);
-    resident -= freed;
-    excess -= freed;
-  }
-  return { resident, dirty };
-}
-
-/** True when `n` is stored as the root of a page of its own (or as a row of an older layout, or is a leaf). */
-function storedPageRoot(t: NodeTable, n: number): boolean {
-  const seq = t.seq(n);
-  return seq !== 0 && (!isPageSeq(seq) || slotOfSeq(seq) === 0);
-}
-
-/**
- * Stored subtrees that stay resident at their root, and what below them may go: what one page read brings back (a
- * leaf alone would come back as a leaves row of its own, so leaves stay).
- */
-class Cuts {
-  private readonly roots: number[] = [];
-  private readonly below: number[] = [];
-  private evictable = 0;
-
-  /** Adds the stored subtree under `n`; returns its resident nodes. */
-  add(t: NodeTable, n: number): number {
-    if (t.height(n) === 0) return 1;
-    let resident = 1;
-    let below = 0;
-    for (const c of [t.left(n), t.right(n)]) {
-      if (c === NONE) continue;
-      const here = residentUnder(t, c);
-      resident += here;
-      if (t.height(c) > 0) below += here;
-    }
-    if (below > 0) {
-      this.roots.push(n);
-      this.below.push(below);
-      this.evictable += below;
-    }
-    return resident;
-  }
-
-  /** Evicts about `excess` nodes, spread evenly over the subtrees; returns how many went. */
-  cut(t: NodeTable, excess: number): number {
-    if (this.evictable === 0) return 0;
-    const share = Math.min(1, excess / this.evictable);
-    let owed = 0;
-    let freed = 0;
-    for (let k = 0; k < this.roots.length; k++) {
-      owed += share;
-      if (owed < 1) continue;
-      owed -= 1;
-      const n = this.roots[k]!;
+      if (t.seq(n) === 0) dirty++;
       const l = t.left(n);
       const r = t.right(n);
-      if (l !== NONE && t.height(l) > 0) {
-        t.linkLeft(n, t.version(l), t.seq(l));
-        t.retireTree(l);
-      }
-      if (r !== NONE && t.height(r) > 0) {
-        t.linkRight(n, t.version(r), t.seq(r));
-        t.retireTree(r);
-      }
-      freed += this.below[k]!;
+      if (l !== NONE) stack.push(l);
+      if (r !== NONE) stack.push(r);
+      continue;
     }
-    return freed;
+    const here = residentUnder(t, n);
+    resident += here;
+    const seq = t.seq(n);
+    if (seq === 0 || (isPageSeq(seq) && slotOfSeq(seq) !== 0)) dirty += here;
+    else if (here > 1) {
+      clean.push([n, here - 1]);
+      evictable += here - 1;
+    }
   }
+  const excess = resident - target;
+  if (excess <= 0 || evictable === 0) return { resident, dirty };
+  const share = Math.min(1, excess / evictable);
+  let owed = 0;
+  for (const [n, below] of clean) {
+    owed += share;
+    if (owed < 1) continue;
+    owed -= 1;
+    const l = t.left(n);
+    const r = t.right(n);
+    if (l !== NONE) {
+      t.linkLeft(n, t.version(l), t.seq(l));
+      t.retireTree(l);
+    }
+    if (r !== NONE) {
+      t.linkRight(n, t.version(r), t.seq(r));
+      t.retireTree(r);
+    }
+    resident -= below;
+  }
+  return { resident, dirty };
 }
