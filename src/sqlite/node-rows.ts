@@ -87,7 +87,7 @@ export function pageRow(t: NodeTable, root: number, id: number, renumbered: (n: 
   const count = 2 * t.size(root) - 1;
   if (count > PAGE_SLOTS) throw new IavlError("CORRUPT", `a page of ${t.size(root)} leaves does not fit ${PAGE_SLOTS} slots`);
   const area = t.hashArea();
-  // Post-order; a page is at most ~8 levels deep.
+  // Post-order, by recursion: a page of at most 16 leaves is at most 6 levels deep.
   const put = (n: number): void => {
     if (!t.hashed(n)) throw new IavlError("CORRUPT", `node ${t.version(n)}/${t.seq(n)} cannot be stored in a page: it is unhashed`);
     if (t.height(n) === 0) {
