@@ -126,8 +126,7 @@ export type ByteString = string;
 
 /** The bytes as a latin1 string, one char per byte: also the cheapest exact Map key for bytes. */
 export function latin1(b: Uint8Array): ByteString {
-  if (latin1Slice !== undefined) return latin1Slice.call(b, 0, b.length);
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
+  return latin1Of(b, 0, b.length);
 }
 
 /** Bytes `start` … `end` − 1 of `b` as a latin1 string, with no view of them made first. */

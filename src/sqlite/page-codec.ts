@@ -14,7 +14,7 @@
  * order) so that a damaged row is refused with `CORRUPT` when it is read, not when a hash built on it is published.
  * @module
  */
-import { ByteReader, compareBytes, putUvarint, type ByteString } from "../base/bytes.js";
+import { ByteReader, compareBytes, putLatin1, putUvarint, type ByteString } from "../base/bytes.js";
 import { IavlError } from "../base/errors.js";
 
 /** The only format written so far. */
@@ -75,10 +75,8 @@ export class PageWriter {
     this.head(0, 1, version, hash, hashAt);
     const buf = this.buf;
     let pos = putUvarint(buf, this.pos, key.length);
-    if (typeof key === "string") {
-      for (let k = 0; k < key.length; k++) buf[pos + k] = key.charCodeAt(k);
-    } else buf.set(key, pos);
-    pos += key.length;
+    if (typeof key === "string") pos = putLatin1(buf, pos, key);
+    else buf.set(key, pos), (pos += key.length);
     this.pos = putUvarint(buf, pos, leafId);
     return this.added(1);
   }
