@@ -23,6 +23,23 @@ const HASH = 32; // the hash's byte offset in a record
 const L = 5; // float64 slots of links
 const HASHED = 1;
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+/** The most nodes a table holds: 4 GiB of records, reserved as address space and backed only as the table grows. */
+const MAX_NODES = 2 ** 26;
+
+/**
+ * A buffer of `bytes` that can grow in place up to `max` (a resizable ArrayBuffer: growing a slab of millions of
+ * nodes by a copy held both copies at once: 160 MiB more peak RSS in a 1M-key churn), or a fixed one for `max` 0
+ * or where the runtime refuses to reserve that much.
+ */
+function slab(bytes: number, max: number): ArrayBuffer {
+  if (max === 0) return new ArrayBuffer(bytes);
+  try {
+    return new ArrayBuffer(bytes, { maxByteLength: max });
+  } catch {
+    return new ArrayBuffer(bytes);
+  }
+}
+
 /** The height a freed node has: only a tree of more than 10^26 keys reaches it, so a use after free shows. */
 const FREED = 127;
 
@@ -41,10 +58,14 @@ export interface NodeTableOptions {
   stored?: boolean;
   /** Nodes to make room for at first. */
   capacity?: number;
+  /** Grow by a copy, as where the runtime cannot reserve address space for a resizable buffer (for tests). */
+  fixed?: boolean;
 }
 
 /** A slab of tree nodes. Ids start at 1; {@link NONE} is no node. */
 export class NodeTable {
+  private buf: ArrayBuffer;
+  private linkBuf: ArrayBuffer;
   private f: Float64Array;
   private i: Int32Array;
   private u8: Uint8Array;
@@ -72,11 +93,13 @@ export class NodeTable {
   constructor(options: NodeTableOptions = {}) {
     this.cap = Math.max(16, options.capacity ?? 1024);
     this.stored = options.stored === true;
-    const buf = new ArrayBuffer(this.cap * B);
-    this.f = new Float64Array(buf);
-    this.i = new Int32Array(buf);
-    this.u8 = new Uint8Array(buf);
-    this.links = new Float64Array(this.stored ? this.cap * L : 0);
+    const fixed = options.fixed === true;
+    this.buf = slab(this.cap * B, fixed ? 0 : MAX_NODES * B);
+    this.f = new Float64Array(this.buf);
+    this.i = new Int32Array(this.buf);
+    this.u8 = new Uint8Array(this.buf);
+    this.linkBuf = slab(this.stored ? this.cap * L * 8 : 0, this.stored && !fixed ? MAX_NODES * L * 8 : 0);
+    this.links = new Float64Array(this.linkBuf);
     this.free = new Int32Array(256);
   }
 
@@ -249,18 +272,23 @@ export class NodeTable {
   }
 
   private grow(): void {
-    // By half, not double: a slab of millions of nodes is hundreds of MiB, copied once per growth.
-    const cap = Math.ceil(this.cap * 1.5);
-    const buf = new ArrayBuffer(cap * B);
-    const u8 = new Uint8Array(buf);
-    u8.set(this.u8);
-    this.f = new Float64Array(buf);
-    this.i = new Int32Array(buf);
-    this.u8 = u8;
-    if (this.stored) {
-      const links = new Float64Array(cap * L);
-      links.set(this.links);
-      this.links = links;
+    const cap = Math.min(Math.ceil(this.cap * 1.5), MAX_NODES);
+    if (cap === this.cap) throw new RangeError(`a node table holds at most ${MAX_NODES} nodes`);
+    if (this.buf.resizable) {
+      // In place: the arrays track the buffer's length, and nothing is copied or held twice.
+      this.buf.resize(cap * B);
+      if (this.stored) this.linkBuf.resize(cap * L * 8);
+    } else {
+      // By half, not double: a slab of millions of nodes is hundreds of MiB, copied once per growth.
+      const buf = new ArrayBuffer(cap * B);
+      const u8 = new Uint8Array(buf);
+      u8.set(this.u8);
+      [this.buf, this.f, this.i, this.u8] = [buf, new Float64Array(buf), new Int32Array(buf), u8];
+      if (this.stored) {
+        const links = new Float64Array(cap * L);
+        links.set(this.links);
+        [this.linkBuf, this.links] = [links.buffer, links];
+      }
     }
     this.cap = cap;
   }
