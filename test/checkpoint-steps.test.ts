@@ -12,6 +12,8 @@ import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 import { branchRowsProblem, leafRowsProblem } from "./helpers.js";
 import { node } from "./processes.js";
+import { PAGE_LEAVES } from "../src/sqlite/shards.js";
+import type { NodeTable } from "../src/tree/node-table.js";
 
 /** As the fixture writer opens its store: ~29,000 keys after version 1, past what 8 MiB keeps resident. */
 const OPTIONS = { checkpointInterval: 20, memoryBudgetMiB: 8 } as const;
@@ -123,4 +125,49 @@ describe("a checkpoint written over several commits", () => {
     expect(last.audit()).toMatchObject({ ok: true, faults: [] });
     again.close();
   }, 240_000);
+});
+
+/** The parts of a store's writer this test looks into. */
+interface WriterInternals {
+  backend: { set: { live: { root: number }; src: { t: NodeTable }; checkpoints: { held: number; pending: number | undefined } } };
+}
+
+describe("pages written ahead of a checkpoint's walk", () => {
+  it("holds about the walked tree's spine and page roots, not the nodes of every page later versions changed", () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { checkpointInterval: 40, memoryBudgetMiB: 64 });
+    const set = (t as unknown as WriterInternals).backend.set;
+    // 30,000 keys: ~3,800 rows, so that the walk's steps of 256 rows go on over most of its 20 commits.
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`key-${(i * 7919) % 30_000}`.padEnd(12, "."));
+    for (let v = 1; v <= 40; v++) {
+      for (let i = 0; i < (v === 1 ? 30_000 : 20); i++) t.set(key(v === 1 ? i : v * 31 + i), Uint8Array.of(v, i & 0xff));
+      t.commit();
+    }
+    expect(set.checkpoints.pending).toBe(40);
+    // The walked tree's spine nodes and page roots: what the walk may hold once every changed page is written ahead.
+    const tbl = set.src.t;
+    let spineAndRoots = 0;
+    const stack = [set.live.root];
+    while (stack.length > 0) {
+      const n = stack.pop()!;
+      spineAndRoots++;
+      if (tbl.size(n) > PAGE_LEAVES) stack.push(tbl.left(n), tbl.right(n));
+    }
+    // Changes that reach most pages before the walk ends: held whole, their nodes would be most of the tree's 60,000.
+    const changes = 200;
+    let [most, commits] = [0, 0];
+    for (let v = 41; set.checkpoints.pending === 40; v++, commits++) {
+      for (let i = 0; i < changes; i++) t.set(key(v * 997 + i * 149), Uint8Array.of(v));
+      t.commit();
+      most = Math.max(most, set.checkpoints.held);
+    }
+    expect(commits).toBeGreaterThan(10);
+    // A commit's own replaced nodes wait one commit for their pages: at most a path (~19 nodes here) a change.
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(spineAndRoots + changes * 19);
+    t.close();
+    const again = Tree.open(dir);
+    expect(again.at(again.version).audit()).toMatchObject({ ok: true, faults: [] });
+    again.close();
+  }, 120_000);
 });

@@ -10,6 +10,7 @@ import { storedSeq } from "../sqlite/node-rows.js";
 import type { CheckpointMark } from "../sqlite/rows.js";
 import { isPageSeq, pageOfSeq } from "../sqlite/shards.js";
 import { DirtyWalk, storedAsPage, type CheckpointBatch } from "./dirty-branches.js";
+import { HeldNodes } from "./held-nodes.js";
 
 /** The fewest rows a step writes: a small tree's checkpoint ends in a few commits. */
 const MIN_STEP_ROWS = 256;
@@ -40,6 +41,8 @@ export interface CheckpointStep {
   orphans: Map<number, number[]>;
   /** Set on the step that ends the walk. */
   completes: CheckpointDone | undefined;
+  /** Roots of pages written ahead of the walk: once the step lands, the held nodes below them are freed. */
+  ahead: number[];
   /** Forgets the step: the walk goes back to where it was (and is dropped if it began with this step). */
   undo(): void;
 }
@@ -49,10 +52,11 @@ export class CheckpointSteps {
   private walk: DirtyWalk | undefined;
   /** The first page id the walk used: pages from it on are its own. */
   private firstPage = 0;
-  /** Nodes of the walked tree the walk may still read that later versions replaced: by node, the version that did. */
-  private readonly replaced = new Map<number, number>();
-  /** The in-memory children of those nodes (held as well once a later version replaces them). */
-  private readonly heldChildren = new Set<number>();
+  /**
+   * Nodes of the walked tree the walk may still read that later versions replaced, each with the version that did,
+   * and their in-memory children (held as well once a later version replaces them).
+   */
+  private readonly holding = new HeldNodes();
   /** Stored nodes the walk moved into new pages: orphans of its version, recorded when it ends. */
   private moved: number[] = [];
   /** Rows the walk wrote so far, and those of the last whole one (to size the next one's steps). */
@@ -72,7 +76,7 @@ export class CheckpointSteps {
 
   /** Nodes in no tree kept in memory for the walk (see {@link retire}). */
   get held(): number {
-    return this.replaced.size;
+    return this.holding.size;
   }
 
   /**
@@ -86,13 +90,14 @@ export class CheckpointSteps {
     if (this.walk === undefined) {
       if (!due) return undefined;
       this.walk = new DirtyWalk(this.src, root, version);
+      this.holding.begin(version);
       this.firstPage = firstPage;
       began = true;
     }
     const walk = this.walk;
     const rows = endsNow(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(this.lastRows / this.spreadOver));
     try {
-      return this.stepOf(walk.step(rows, firstPage, (n) => this.replaced.get(n)), began);
+      return this.stepOf(walk.step(rows, firstPage, (n) => this.holding.versionOf(n)), began);
     } catch (e) {
       if (began) this.drop();
       throw e;
@@ -103,12 +108,13 @@ export class CheckpointSteps {
   rest(firstPage: number): CheckpointStep | undefined {
     const walk = this.walk;
     if (walk === undefined) return undefined;
-    return this.stepOf(walk.step(Infinity, firstPage, (n) => this.replaced.get(n)), false);
+    return this.stepOf(walk.step(Infinity, firstPage, (n) => this.holding.versionOf(n)), false);
   }
 
   /** The commit (or checkpoint write) carrying `step` landed. */
   written(step: CheckpointStep): void {
     this.rows += step.batch.rows.count + step.batch.pages.count;
+    for (const p of step.ahead) this.releaseBelow(p);
     this.moved.push(...step.batch.moved);
     if (step.completes === undefined) return;
     this.lastRows = this.rows;
@@ -124,34 +130,29 @@ export class CheckpointSteps {
    */
   retire(nodes: readonly number[], version: number): void {
     const walk = this.walk;
-    const free: number[] = [];
+    const t = this.src.t;
+    if (walk === undefined) {
+      for (const n of nodes) t.retire(n);
+      return;
+    }
+    const held = this.holding;
+    const kept: number[] = [];
+    const named: number[] = []; // replaced nodes a held node names: held too, and so on down
     for (const n of nodes) {
-      if (walk !== undefined && this.mayRead(n, walk.version)) this.hold(n, version);
-      else free.push(n);
+      if (this.mayRead(n, walk.version)) kept.push(n);
+      else if (held.freeing(n)) named.push(n);
     }
-    const named = this.heldChildren;
-    for (let again = named.size > 0; again; ) {
-      again = false;
-      for (let k = 0; k < free.length; k++) {
-        const c = free[k]!;
-        if (c === NONE || !named.has(c)) continue;
-        free[k] = NONE;
-        again = true;
-        this.hold(c, version);
-      }
+    const hold = (n: number): void => {
+      const branch = t.height(n) > 0;
+      if (branch) t.ownKey(n); // the leaf whose key it shares may be freed
+      held.hold(n, version, branch ? t.left(n) : NONE, branch ? t.right(n) : NONE, (c) => named.push(c));
+    };
+    for (const n of kept) hold(n);
+    while (named.length > 0) {
+      const c = named.pop()!;
+      if (held.stillFreeing(c)) hold(c);
     }
-    const t = this.src.t;
-    for (const c of free) if (c !== NONE) t.retire(c);
-  }
-
-  /** Keeps replaced node `n` for the walk, and notes its children. */
-  private hold(n: number, version: number): void {
-    const t = this.src.t;
-    this.replaced.set(n, version);
-    this.heldChildren.delete(n);
-    if (t.height(n) === 0) return;
-    t.ownKey(n); // the leaf whose key it shares may be freed
-    for (const c of [t.left(n), t.right(n)]) if (c !== NONE) this.heldChildren.add(c);
+    for (const n of nodes) if (held.stillFreeing(n)) t.retire(n);
   }
 
   /**
@@ -163,6 +164,24 @@ export class CheckpointSteps {
     if (t.version(n) > version || storedAsPage(t, n)) return false;
     const seq = t.seq(n);
     return !(isPageSeq(seq) && pageOfSeq(seq) >= this.firstPage);
+  }
+
+  /**
+   * Frees the held nodes below page root `p`, which the walk wrote ahead and will not enter again. A held node's
+   * parent in the walked tree is held too, so the search stops at nodes that are not. `p` itself stays: a held
+   * spine node names it.
+   */
+  private releaseBelow(p: number): void {
+    const t = this.src.t;
+    const stack = [t.left(p), t.right(p)];
+    while (stack.length > 0) {
+      const n = stack.pop()!;
+      if (n === NONE) continue;
+      this.holding.unname(n); // the walk will not read it: it need not be held when replaced
+      if (!this.holding.release(n)) continue;
+      if (t.height(n) > 0) stack.push(t.left(n), t.right(n));
+      t.retire(n);
+    }
   }
 
   private stepOf(s: ReturnType<DirtyWalk["step"]>, began: boolean): CheckpointStep {
@@ -180,6 +199,7 @@ export class CheckpointSteps {
       batch: s.batch,
       orphans,
       completes,
+      ahead: s.ahead,
       undo: () => {
         s.batch.undo();
         if (began) this.drop();
@@ -190,9 +210,7 @@ export class CheckpointSteps {
   private drop(): void {
     this.walk = undefined;
     const t = this.src.t;
-    for (const n of this.replaced.keys()) t.retire(n);
-    this.replaced.clear();
-    this.heldChildren.clear();
+    this.holding.clear((n) => t.retire(n));
     this.moved = [];
     this.rows = 0;
   }

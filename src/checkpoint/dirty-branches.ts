@@ -60,6 +60,8 @@ export interface WalkStep {
    * that replaced them: what that version's orphans would have held, had they been stored then.
    */
   late: Map<number, number[]>;
+  /** Roots of the pages written ahead of the walk because later versions replaced nodes in them. */
+  ahead: number[];
 }
 
 /**
@@ -98,6 +100,10 @@ export class DirtyWalk {
    * Numbers and encodes rows until about `maxRows` are made (branch rows and pages; a node's two child pages are made
    * together), page ids from `firstPage`. `replacedAt` names the version that replaced a node, if one did. The batch's
    * `undo` also puts the walk back where this step began.
+   *
+   * First, ahead of the walk's order, it writes every page a later version replaced a node of: its nodes then need
+   * not stay in memory for the walk. Replaced nodes of the tree form its top (a version copies the whole path to
+   * what it changes), so those pages are found below the replaced spine nodes alone.
    */
   step(maxRows: number, firstPage: number, replacedAt: (n: number) => number | undefined): WalkStep {
     const t = this.src.t;
@@ -106,6 +112,7 @@ export class DirtyWalk {
     const pages: PageWrite[] = [];
     const moved: number[] = [];
     const late = new Map<number, number[]>();
+    const ahead: number[] = [];
     let bytes = 0;
     let pageBytes = 0;
     const was = { stack: [...this.stack], childrenDone: [...this.childrenDone], next: new Map(this.next), rootPage: this.rootPage };
@@ -143,6 +150,20 @@ export class DirtyWalk {
       if (this.rootPage) {
         page(this.root);
         this.rootPage = false;
+      } else if (this.root !== NONE && replacedAt(this.root) !== undefined) {
+        const top = [this.root];
+        while (top.length > 0) {
+          const n = top.pop()!;
+          for (const c of [t.left(n), t.right(n)]) {
+            if (c === NONE || replacedAt(c) === undefined) continue;
+            if (t.size(c) > PAGE_LEAVES) {
+              if (t.seq(c) === 0) top.push(c); // a numbered spine node's subtree is stored
+            } else if (!storedAsPage(t, c)) {
+              page(c);
+              ahead.push(c);
+            }
+          }
+        }
       }
       const { stack, childrenDone } = this;
       while (stack.length > 0 && numbered.length + pages.length < maxRows) {
@@ -177,6 +198,6 @@ export class DirtyWalk {
       },
     };
     const pageRows: PageRows = { count: pages.length, bytes: pageBytes, [Symbol.iterator]: () => pages[Symbol.iterator]() };
-    return { batch: { rows, pages: pageRows, moved, pagesUsed: pages.length, undo }, late };
+    return { batch: { rows, pages: pageRows, moved, pagesUsed: pages.length, undo }, late, ahead };
   }
 }

@@ -189,11 +189,11 @@ export class WorkingSet {
 
 /**
  * Commits a checkpoint's rows are spread over: half the interval, so that one ends well before the next is due, and
- * at most {@link MAX_SPREAD}: the nodes later versions replace that the walk may still read stay in memory until it
- * ends.
+ * at most {@link MAX_SPREAD}. The nodes later versions replace that the walk may still read stay in memory until it
+ * ends or writes their pages ahead (checkpoint-steps.ts): at 20 commits a 1M churn's steps were 4× its median commit.
  */
 function spreadOf(interval: number): number {
   return Math.min(MAX_SPREAD, Math.floor(interval / 2));
 }
 
-const MAX_SPREAD = 20;
+const MAX_SPREAD = 50;
