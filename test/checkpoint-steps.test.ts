@@ -171,3 +171,40 @@ describe("pages written ahead of a checkpoint's walk", () => {
     again.close();
   }, 120_000);
 });
+
+describe("the first checkpoint after a reopen", () => {
+  it("spreads its rows as the checkpoint before it did, not its most in its last step", () => {
+    const dir = tempDir();
+    const options = { checkpointInterval: 40, memoryBudgetMiB: 64 };
+    // 60,000 keys: ~5,500 pages, more than the 20 steps of the fewest rows (256) would write before the last.
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`key-${(i * 7919) % 60_000}`.padEnd(12, "."));
+    const commit = (t: Tree, v: number): void => {
+      for (let i = 0; i < (v === 1 ? 60_000 : 400); i++) t.set(key(v === 1 ? i : v * 997 + i * 149), Uint8Array.of(v, i & 0xff));
+      t.commit();
+    };
+    let t = Tree.open(dir, options);
+    for (let v = 1; v <= 70; v++) commit(t, v);
+    t.close(); // a checkpoint of 70 too, in one piece
+    t = Tree.open(dir, options);
+    const pagesOf = (v: number): number => {
+      const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+      try {
+        return db.prepare("SELECT count(*) FROM pages WHERE version = ?").pluck().get(v) as number;
+      } finally {
+        db.close();
+      }
+    };
+    const written: number[] = [];
+    for (let v = 71; v <= 130; v++) {
+      commit(t, v);
+      written.push(pagesOf(110));
+    }
+    t.close();
+    const steps = written.map((n, i) => n - (written[i - 1] ?? 0)).filter((n) => n > 0);
+    const total = written[written.length - 1]!;
+    expect(total).toBeGreaterThan(4_000);
+    expect(steps.length).toBeGreaterThan(5);
+    // Before: 19 steps of 256 rows, then the rest (over half the pages) in one commit.
+    expect(Math.max(...steps)).toBeLessThan(total / 4);
+  }, 120_000);
+});

@@ -61,13 +61,20 @@ export class CheckpointSteps {
   private moved: number[] = [];
   /** Rows the walk wrote so far, and those of the last whole one (to size the next one's steps). */
   private rows = 0;
-  private lastRows = 0;
+  private lastRows: number;
 
   constructor(
     private readonly src: NodeSource,
     /** Commits a checkpoint's rows are spread over, when nothing asks for it sooner. */
     private readonly spreadOver: number,
-  ) {}
+    /**
+     * The rows the last checkpoint wrote, as far as the store tells (a reopened writer's first checkpoint): sized by
+     * nothing, its steps were the fewest rows and its last step wrote the rest, 2.5 s at 1M keys.
+     */
+    lastRows = 0,
+  ) {
+    this.lastRows = lastRows;
+  }
 
   /** The version being made a checkpoint, if one is. */
   get pending(): number | undefined {

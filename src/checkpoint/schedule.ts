@@ -24,6 +24,11 @@ export class CheckpointSchedule {
     return new CheckpointSchedule(interval, snapshotEvery, last);
   }
 
+  /** The last checkpoint written (0: none). */
+  get lastWritten(): number {
+    return this.last;
+  }
+
   /** True when committing `version` must write a checkpoint. */
   due(version: number): boolean {
     const every = this.snapshotEvery;

@@ -35,6 +35,11 @@ export class PageReader {
     return b === undefined ? undefined : decodePage(blob(b), `page ${id}`);
   }
 
+  /** How many of its page rows the checkpoint of `version` wrote (and pruning left). */
+  writtenBy(version: number): number {
+    return sql(this.db, "SELECT count(*) FROM pages WHERE version = ?").pluck().get(version) as number;
+  }
+
   /**
    * The id the next page gets: above every id ever given (AUTOINCREMENT's record outlives deleted rows), so that a
    * record of a deleted page never names a newer one.
