@@ -24,6 +24,26 @@ function model(upTo: number): { hashes: string[]; tree: Tree } {
 }
 
 describe("prune", () => {
+  it("a view opened before a prune answers gets from the index alone until then, and VERSION_PRUNED once its version went", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { keepRecent: 1_000 });
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`k${i}`);
+    for (let v = 1; v <= 30; v++) {
+      for (let i = 0; i < 20; i++) t.set(key(i), Uint8Array.of(v, i));
+      t.commit();
+    }
+    const view = t.at(5);
+    const kept = t.at(25);
+    expect(view.get(key(3))).toEqual(Uint8Array.of(5, 3));
+    // An automatic prune asked meanwhile (keepRecent 1,000 asks none here), then an explicit one that removes 5.
+    await t.prune(20);
+    expect(codeOf(() => view.get(key(3)))).toBe("VERSION_PRUNED");
+    expect(kept.get(key(3))).toEqual(Uint8Array.of(25, 3));
+    // A view opened after the prune ended reads as before.
+    expect(t.at(26).get(key(4))).toEqual(Uint8Array.of(26, 4));
+    t.close();
+  });
+
   it("prunes in a worker while commits go on; kept versions keep hashes, reads and proofs; pruned ones are refused", async () => {
     const dir = tempDir();
     const { hashes, tree: m } = model(160);

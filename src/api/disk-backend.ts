@@ -29,6 +29,8 @@ export class DiskBackend implements Backend {
   private pruner: Pruner | undefined;
   /** The newest automatic prune target asked of the pruner. */
   private autoAsked = 0;
+  /** Prunes asked, explicit and automatic: see {@link pruneEpoch}. */
+  private pruneAsks = 0;
   private closed = false;
   /** While a group is open: the last version committed in it (0: none yet). */
   private grouped: number | undefined;
@@ -62,6 +64,7 @@ export class DiskBackend implements Backend {
     try {
       if (rollbackTo !== undefined) rollbackStore(folder.db, rollbackTo);
       const turn = new WriteTurn();
+      let backend: DiskBackend | undefined;
       const set = new WorkingSet(folder.db, folder.file, {
         checkpointInterval: options.checkpointInterval,
         memoryBudgetMiB: options.memoryBudgetMiB,
@@ -71,8 +74,10 @@ export class DiskBackend implements Backend {
         busyTimeoutMs: options.busyTimeoutMs,
         walCheckpoints: options.walCheckpoints,
         turn,
+        pruneEpoch: () => backend?.pruneEpoch(),
       });
-      return new DiskBackend(folder, set, options, turn);
+      backend = new DiskBackend(folder, set, options, turn);
+      return backend;
     } catch (e) {
       folder.db.close();
       folder.lock.release();
@@ -160,7 +165,16 @@ export class DiskBackend implements Backend {
     await this.set.flush();
     if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
     this.set.endCheckpoint();
+    this.pruneAsks++;
     return this.prunerOf().prune(upTo, opts.keepEvery, opts.onProgress);
+  }
+
+  /**
+   * The prunes asked of this store so far, or undefined while one runs. Only this writer's prunes remove versions
+   * while it holds the lock, so a version whose read began with the same count is still kept.
+   */
+  private pruneEpoch(): number | undefined {
+    return this.pruner === undefined || this.pruner.idle() ? this.pruneAsks : undefined;
   }
 
   private prunerOf(): Pruner {
@@ -188,6 +202,7 @@ export class DiskBackend implements Backend {
     // In steps of a tenth of the window, so that each prune has enough to do to be worth starting.
     if (target < 1 || target - this.autoAsked < Math.max(1, Math.floor(keep / 10))) return;
     this.autoAsked = target;
+    this.pruneAsks++;
     this.prunerOf().autoTo(target);
   }
 

@@ -205,6 +205,11 @@ export class Pruner {
     this.start();
   }
 
+  /** True when no prune task is started or running: none deletes anything until the owner asks again. */
+  idle(): boolean {
+    return this.slots.get(STATE) === IDLE;
+  }
+
   /** Starts a task unless one is started or running, which then takes the work just posted (see the module). */
   private start(): void {
     if (!this.slots.compareExchange(STATE, IDLE, RUNNING)) return;

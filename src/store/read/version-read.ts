@@ -56,6 +56,8 @@ export class VersionRead {
     start: ReadStart,
     /** Throws when the owner was closed: checked before every read and between the rows of an iteration. */
     readonly alive: () => void,
+    /** True while nothing can have removed the version since the read began (its writer's knowledge; none: unknown). */
+    private readonly stillKept?: () => boolean,
   ) {
     this.row = start.row;
     this.since = start.since;
@@ -86,6 +88,13 @@ export class VersionRead {
   /** The value of `key` in this version, read and checked in one statement: the commonest read, one crossing. */
   value(key: Uint8Array): Uint8Array | undefined {
     this.alive();
+    if (this.stillKept?.() === true) {
+      try {
+        return this.store.leaves.valueAt(key, this.row.version) ?? undefined;
+      } catch (e) {
+        throw this.failure(e);
+      }
+    }
     let read: ReturnType<LeafReader["valueChecked"]>;
     try {
       read = this.store.leaves.valueChecked(key, this.row.version);

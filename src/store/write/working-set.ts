@@ -34,6 +34,8 @@ export interface WorkingSetOptions {
   walCheckpoints: VersionWriterOptions["walCheckpoints"];
   /** Where this store's writes go before the prune thread's. */
   turn: VersionWriterOptions["turn"];
+  /** The owner's count of prunes asked, undefined while one runs (see {@link WriterViews}); none: every read checks. */
+  pruneEpoch?: () => number | undefined;
 }
 
 /** The working set of one writer over its store file. */
@@ -75,7 +77,7 @@ export class WorkingSet {
       walCheckpoints: options.walCheckpoints,
       turn: options.turn,
     });
-    this.views = new WriterViews(read, this.src, this.writer.queue, () => this.live);
+    this.views = new WriterViews(read, this.src, this.writer.queue, () => this.live, options.pruneEpoch);
   }
 
   /** The tree's own copy of a value being set: valid until its version is written, when leaves drop their values. */

@@ -26,6 +26,12 @@ export class WriterViews {
     private readonly queue: WriteQueue | undefined,
     /** The last committed version, whose tree is the live one. */
     private readonly live: () => Latest,
+    /**
+     * The owner's count of prunes asked, undefined while one runs. A version read that began with a count, while the
+     * count stays, cannot see the version pruned (only the owner prunes while it holds the lock, and no rollback runs
+     * beside a writer), so its gets skip the check that the version is still kept: a fifth of a historic get.
+     */
+    private readonly pruneEpoch: () => number | undefined = () => undefined,
   ) {
     this.trees = new RebuiltTrees(read);
     this.valueOf = storedValue(read);
@@ -72,8 +78,11 @@ export class WriterViews {
 
   private open(version: number, alive: () => void): VersionView {
     if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
+    // The count before the row: a prune running while the row is read shows as none.
+    const epoch = this.pruneEpoch();
     const start = startRead(this.read, version);
-    return new VersionView(new VersionRead(this.read, start, alive), () => this.treeAt(start.row));
+    const kept = epoch === undefined ? undefined : (): boolean => this.pruneEpoch() === epoch;
+    return new VersionView(new VersionRead(this.read, start, alive, kept), () => this.treeAt(start.row));
   }
 
   /**
