@@ -8,7 +8,8 @@ import { replayStart } from "./replay-start.js";
 
 /** The checkpoint schedule of one writer. */
 export class CheckpointSchedule {
-  private asked = false;
+  /** Eviction asked for a checkpoint since the last one began. */
+  private wanted = false;
 
   constructor(
     private readonly interval: number,
@@ -24,6 +25,11 @@ export class CheckpointSchedule {
     return new CheckpointSchedule(interval, snapshotEvery, last);
   }
 
+  /** True when eviction asked for a checkpoint since the last one began. */
+  get asked(): boolean {
+    return this.wanted;
+  }
+
   /** The last checkpoint written (0: none). */
   get lastWritten(): number {
     return this.last;
@@ -32,13 +38,13 @@ export class CheckpointSchedule {
   /** True when committing `version` must write a checkpoint. */
   due(version: number): boolean {
     const every = this.snapshotEvery;
-    return this.asked || version - this.last >= this.interval || (every !== undefined && version % every === 0);
+    return this.wanted || version - this.last >= this.interval || (every !== undefined && version % every === 0);
   }
 
   /** `version` was committed as a checkpoint. */
   written(version: number): void {
     this.last = version;
-    this.asked = false;
+    this.wanted = false;
   }
 
   /** True when `latest` is not a checkpoint: closing the store should make it one. */
@@ -48,6 +54,6 @@ export class CheckpointSchedule {
 
   /** The next commit checkpoints, so that the nodes it leaves clean can be evicted. */
   askNext(): void {
-    this.asked = true;
+    this.wanted = true;
   }
 }

@@ -98,11 +98,16 @@ export class WorkingSet {
     const t = this.src.t;
     const begins = this.checkpoints.pending === undefined;
     const due = this.schedule.due(c.version);
-    // The nodes a checkpoint keeps for its walk count against the budget; past a quarter of it, the walk ends now. A
-    // snapshot's checkpoint ends in its own commit: one a crash cut short would never be made again, and the next
-    // prune would drop the snapshot.
+    // The nodes a checkpoint keeps for its walk count against the budget; past a quarter of it, the walk ends now, and
+    // so it does when eviction asked for a checkpoint while one was being written: the nodes the walk has yet to store
+    // are dirty, and cannot be evicted until it ends (growing to 4M keys at 512 MiB, 50 commits of it took the node
+    // table to twice the budget and RSS to 1,443 MiB). A snapshot's checkpoint ends in its own commit: one a crash cut
+    // short would never be made again, and the next prune would drop the snapshot.
     const every = this.options.snapshotEvery;
-    const now = this.budget.tooManyHeld(this.checkpoints.held) || (every !== undefined && c.version % every === 0);
+    const now =
+      this.budget.tooManyHeld(this.checkpoints.held) ||
+      (!begins && this.schedule.asked) ||
+      (every !== undefined && c.version % every === 0);
     const endsNow = (from: number): boolean => now || c.version >= this.endBy(from);
     const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, endsNow));
     this.live = { version: c.version, root: c.root };
