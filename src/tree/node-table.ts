@@ -40,6 +40,17 @@ function slab(bytes: number, max: number): ArrayBuffer {
   }
 }
 
+/** `buf` grown to `bytes`: in place when it is resizable, else as a copy (a new buffer). */
+function grownTo(buf: ArrayBuffer, bytes: number): ArrayBuffer {
+  if (buf.resizable) {
+    buf.resize(bytes);
+    return buf;
+  }
+  const to = new ArrayBuffer(bytes);
+  new Uint8Array(to).set(new Uint8Array(buf));
+  return to;
+}
+
 /** The height a freed node has: only a tree of more than 10^26 keys reaches it, so a use after free shows. */
 const FREED = 127;
 
@@ -274,21 +285,13 @@ export class NodeTable {
   private grow(): void {
     const cap = Math.min(Math.ceil(this.cap * 1.5), MAX_NODES);
     if (cap === this.cap) throw new RangeError(`a node table holds at most ${MAX_NODES} nodes`);
-    if (this.buf.resizable) {
-      // In place: the arrays track the buffer's length, and nothing is copied or held twice.
-      this.buf.resize(cap * B);
-      if (this.stored) this.linkBuf.resize(cap * L * 8);
-    } else {
-      // By half, not double: a slab of millions of nodes is hundreds of MiB, copied once per growth.
-      const buf = new ArrayBuffer(cap * B);
-      const u8 = new Uint8Array(buf);
-      u8.set(this.u8);
-      [this.buf, this.f, this.i, this.u8] = [buf, new Float64Array(buf), new Int32Array(buf), u8];
-      if (this.stored) {
-        const links = new Float64Array(cap * L);
-        links.set(this.links);
-        [this.linkBuf, this.links] = [links.buffer, links];
-      }
+    // In place where the buffers are resizable (the arrays over them follow their length); by half, not double,
+    // where they are copied: a slab of millions of nodes is hundreds of MiB, copied once per growth.
+    const buf = grownTo(this.buf, cap * B);
+    if (buf !== this.buf) [this.buf, this.f, this.i, this.u8] = [buf, new Float64Array(buf), new Int32Array(buf), new Uint8Array(buf)];
+    if (this.stored) {
+      const links = grownTo(this.linkBuf, cap * L * 8);
+      if (links !== this.linkBuf) [this.linkBuf, this.links] = [links, new Float64Array(links)];
     }
     this.cap = cap;
   }
