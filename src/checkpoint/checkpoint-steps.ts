@@ -61,20 +61,20 @@ export class CheckpointSteps {
   private moved: number[] = [];
   /** Rows the walk wrote so far, and those of the last whole one (to size the next one's steps). */
   private rows = 0;
-  private lastRows: number;
+  /** Unknown until the first walk asks {@link storedRows}. */
+  private lastRows: number | undefined;
 
   constructor(
     private readonly src: NodeSource,
     /** Commits a checkpoint's rows are spread over, when nothing asks for it sooner. */
     private readonly spreadOver: number,
     /**
-     * The rows the last checkpoint wrote, as far as the store tells (a reopened writer's first checkpoint): sized by
-     * nothing, its steps were the fewest rows and its last step wrote the rest, 2.5 s at 1M keys.
+     * The rows the store's last checkpoint wrote, as far as it tells, for a reopened writer's first walk: sized by
+     * nothing, its steps were the fewest rows and its last step wrote the rest, 2.5 s at 1M keys. Asked then, not at
+     * open, where the count's first read of an index cost ~20 ms at 1M keys.
      */
-    lastRows = 0,
-  ) {
-    this.lastRows = lastRows;
-  }
+    private readonly storedRows: () => number = () => 0,
+  ) {}
 
   /** The version being made a checkpoint, if one is. */
   get pending(): number | undefined {
@@ -102,8 +102,9 @@ export class CheckpointSteps {
       began = true;
     }
     const walk = this.walk;
-    const rows = endsNow(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(this.lastRows / this.spreadOver));
     try {
+      const last = (this.lastRows ??= this.storedRows());
+      const rows = endsNow(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(last / this.spreadOver));
       return this.stepOf(walk.step(rows, firstPage, (n) => this.holding.versionOf(n)), began);
     } catch (e) {
       if (began) this.drop();

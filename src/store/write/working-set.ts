@@ -66,7 +66,7 @@ export class WorkingSet {
     this.live = this.opened;
     this.schedule = CheckpointSchedule.resume(read.versions, this.opened.version, options.checkpointInterval, options.snapshotEvery);
     // The last checkpoint's pages, and about as many spine rows above them.
-    const lastRows = 2 * read.pages.writtenBy(this.schedule.lastWritten);
+    const lastRows = (): number => 2 * read.pages.writtenBy(this.schedule.lastWritten);
     this.checkpoints = new CheckpointSteps(this.src, spreadOf(options.checkpointInterval), lastRows);
     this.budget = new MemoryBudget(options.memoryBudgetMiB, root === NONE ? 0 : this.src.t.size(root));
     this.writer = new VersionWriter(store, file, this.src.t, this.opened.version, {
