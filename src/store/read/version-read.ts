@@ -88,15 +88,9 @@ export class VersionRead {
   /** The value of `key` in this version, read and checked in one statement: the commonest read, one crossing. */
   value(key: Uint8Array): Uint8Array | undefined {
     this.alive();
-    if (this.stillKept?.() === true) {
-      try {
-        return this.store.leaves.valueAt(key, this.row.version) ?? undefined;
-      } catch (e) {
-        throw this.failure(e);
-      }
-    }
     let read: ReturnType<LeafReader["valueChecked"]>;
     try {
+      if (this.stillKept?.() === true) return this.store.leaves.valueAt(key, this.row.version) ?? undefined;
       read = this.store.leaves.valueChecked(key, this.row.version);
     } catch (e) {
       throw this.failure(e);
