@@ -41,21 +41,23 @@ export class DiskBackend implements Backend {
     private readonly options: ResolvedOpenOptions,
     /** Shared by the working set's writes and the prune thread's, so that commits go first. */
     private readonly turn: WriteTurn,
+    private readonly keeps: (() => number) | undefined,
   ) {}
 
   /**
-   * Opens the store in `dir` under its writer lock. With `rollbackTo`, the versions after it are deleted first,
-   * under the same lock (a multi-store bringing a store back to its last whole version).
+   * Opens the store in `dir` under its writer lock. A multi-store's store gets `multi`: `rollbackTo`, the version
+   * whose successors are deleted first, under the same lock (bringing the store back to its last whole version), and
+   * `keeps`, the folder's last whole version at any moment, which no prune may remove (see {@link pruneCeiling}).
    */
-  static open(dir: string, options: ResolvedOpenOptions, rollbackTo?: number): DiskBackend {
+  static open(dir: string, options: ResolvedOpenOptions, multi: { rollbackTo?: number; keeps?: () => number } = {}): DiskBackend {
     try {
-      return DiskBackend.openFolder(dir, options, rollbackTo);
+      return DiskBackend.openFolder(dir, options, multi.rollbackTo, multi.keeps);
     } catch (e) {
       throw fromSqlite(e, `${dir}: opening the store`);
     }
   }
 
-  private static openFolder(dir: string, options: ResolvedOpenOptions, rollbackTo: number | undefined): DiskBackend {
+  private static openFolder(dir: string, options: ResolvedOpenOptions, rollbackTo: number | undefined, keeps: (() => number) | undefined): DiskBackend {
     const folder = openStoreFolder(dir, {
       shardSize: options.shardSize,
       sync: options.durability === "full" ? "full" : "normal",
@@ -76,7 +78,7 @@ export class DiskBackend implements Backend {
         turn,
         pruneEpoch: () => backend?.pruneEpoch(),
       });
-      backend = new DiskBackend(folder, set, options, turn);
+      backend = new DiskBackend(folder, set, options, turn, keeps);
       return backend;
     } catch (e) {
       folder.db.close();
@@ -166,7 +168,17 @@ export class DiskBackend implements Backend {
     if (this.closed) throw new IavlError("CLOSED", "the tree is closed");
     this.set.endCheckpoint();
     this.pruneAsks++;
-    return this.prunerOf().prune(upTo, opts.keepEvery, opts.onProgress);
+    return this.prunerOf().prune(Math.min(upTo, this.pruneCeiling()), opts.keepEvery, opts.onProgress);
+  }
+
+  /**
+   * The newest version a prune asked now may name. A prune keeps the store's latest version, which for a
+   * multi-store's store may be one the folder has yet to record whole (its commit is under way in the other stores,
+   * or a group's has yet to land): a crash then brings the store back to the folder's last whole version, which must
+   * still be there. Pruning up to the version before it keeps it, and removes no more than asked once it is whole.
+   */
+  private pruneCeiling(): number {
+    return this.keeps === undefined ? Number.MAX_SAFE_INTEGER : this.keeps() - 1;
   }
 
   /**
@@ -198,7 +210,7 @@ export class DiskBackend implements Backend {
   private autoPrune(version: number): void {
     const keep = this.options.keepRecent;
     if (keep === undefined) return;
-    const target = version - keep;
+    const target = Math.min(version - keep, this.pruneCeiling());
     // In steps of a tenth of the window, so that each prune has enough to do to be worth starting.
     if (target < 1 || target - this.autoAsked < Math.max(1, Math.floor(keep / 10))) return;
     this.autoAsked = target;

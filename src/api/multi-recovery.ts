@@ -29,11 +29,12 @@ export interface OpenedFolder {
 
 /**
  * Opens (or creates) the stores `o.stores` of multi-store folder `dir` and its commit marker, recovered to the last
- * whole version. Throws `NOT_A_STORE` for a plain store's folder and `STORES_MISMATCH` for a list of stores that is
+ * whole version. `keeps` gives the folder's last whole version once it is open: no store prunes it (a crash brings
+ * the stores back to it). Throws `NOT_A_STORE` for a plain store's folder and `STORES_MISMATCH` for a list of stores that is
  * not the folder's, before anything is written; `CORRUPT` when the stores and the marker cannot be reconciled; then
  * nothing stays open.
  */
-export function openFolder(dir: string, o: ResolvedMultiOptions): OpenedFolder {
+export function openFolder(dir: string, o: ResolvedMultiOptions, keeps: () => number): OpenedFolder {
   checkFolder(dir, o.stores, o.addStores ?? []);
   mkdirSync(storesDir(dir), { recursive: true });
   const names = [...o.stores].sort();
@@ -46,14 +47,14 @@ export function openFolder(dir: string, o: ResolvedMultiOptions): OpenedFolder {
     const resolved = storeOpenOptions(o, whole + 1);
     for (const name of names) {
       const back = latest(name) > whole ? rollbackTo : undefined;
-      trees.set(name, new Tree({ backend: DiskBackend.open(storeDir(dir, name), resolved, back), initialVersion: whole + 1 }));
+      trees.set(name, new Tree({ backend: DiskBackend.open(storeDir(dir, name), resolved, { rollbackTo: back, keeps }), initialVersion: whole + 1 }));
     }
     const pending = marker.state().pending;
     if (pending !== undefined && pending > whole) marker.abandon(pending);
     // An interrupted folder rollback is done once no store of the folder, opened here or not, is still ahead.
     if (endsRollback && (multiStoreNames(dir) ?? []).every((n) => names.includes(n) || storeLatest(storeDir(dir, n)) <= whole)) marker.endRollback();
     const reopenAt = (name: string, version: number): Tree =>
-      new Tree({ backend: DiskBackend.open(storeDir(dir, name), storeOpenOptions(o, version + 1), version), initialVersion: version + 1 });
+      new Tree({ backend: DiskBackend.open(storeDir(dir, name), storeOpenOptions(o, version + 1), { rollbackTo: version, keeps }), initialVersion: version + 1 });
     return { marker, trees, whole, reopenAt };
   } catch (e) {
     for (const t of trees.values()) t.close();

@@ -42,6 +42,8 @@ export class MultiTree {
   private unrecorded: MarkerRow | undefined;
   /** While a group is open: the version it began at, and the app hash of each version committed in it since. */
   private grouping: { from: number; rows: MarkerRow[] } | undefined;
+  /** The last version the marker records whole: what a crash brings the stores back to, so none prunes it. */
+  private whole: number;
 
   private constructor(
     private readonly marker: CommitMarker,
@@ -50,7 +52,9 @@ export class MultiTree {
     /** The `keepEvery` the stores were opened with: what {@link prune} keeps by default. */
     private readonly keepEvery: number | undefined,
     private readonly reopenAt: OpenedFolder["reopenAt"],
-  ) {}
+  ) {
+    this.whole = lastVersion;
+  }
 
   /**
    * Opens (or creates) the multi-store in `dir` with the given stores. On a folder that has committed a version,
@@ -62,8 +66,11 @@ export class MultiTree {
   static open(dir: string, options: MultiTreeOptions): MultiTree {
     checkString(dir, "dir");
     const o = parseOptions(multiOptionsSchema, options);
-    const { marker, trees, whole, reopenAt } = openFolder(dir, o);
-    return new MultiTree(marker, trees, whole, o.keepEvery, reopenAt);
+    // Nothing commits, so nothing prunes, before the multi-store exists.
+    let multi: MultiTree | undefined;
+    const { marker, trees, whole, reopenAt } = openFolder(dir, o, () => multi?.whole ?? 0);
+    multi = new MultiTree(marker, trees, whole, o.keepEvery, reopenAt);
+    return multi;
   }
 
   /**
@@ -154,6 +161,7 @@ export class MultiTree {
     else {
       try {
         this.marker.complete(version, appHash);
+        this.whole = version;
       } catch (e) {
         if (!(isIavlError(e) && DISK_CODES.has(e.code))) {
           this.failed = e;
@@ -172,6 +180,7 @@ export class MultiTree {
     const u = this.unrecorded;
     if (u !== undefined) {
       this.marker.complete(u.version, u.appHash);
+      this.whole = u.version;
       this.unrecorded = undefined;
     }
     this.marker.begin(version);
@@ -252,6 +261,7 @@ export class MultiTree {
       this.marker.begin(last);
       for (; next < trees.length; next++) trees[next]!.endGroup();
       this.marker.completeAll(g.rows);
+      this.whole = last;
     } catch (e) {
       // Stores at the group's end and at its start: reopening brings them back to the start (or completes the marker).
       this.failed = e;

@@ -40,7 +40,11 @@ export const openOptionsSchema = z
     asyncQueue: z.number().int().min(1).max(1024).default(8),
     /** Versions per shard of the node tables, fixed when the store is created. Default 1000. */
     shardSize: z.number().int().min(1).max(1_000_000).default(1000),
-    /** Prune automatically, keeping this many recent versions (default: keep everything). */
+    /**
+     * Prune automatically, keeping this many recent versions (default: keep everything). A multi-store's store also
+     * keeps the folder's last whole version, which a crash may bring it back to: with 1, it holds 2 while a commit
+     * is under way.
+     */
     keepRecent: z.number().int().min(1).optional(),
     /** With keepRecent: also keep every Nth version as a snapshot. */
     keepEvery: z.number().int().min(1).optional(),
