@@ -3,7 +3,28 @@
  * @module
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildPackage } from "../test/built-package.js";
+
+let built: string | undefined;
+
+/**
+ * bench/child.ts compiled with the package (as the tests build it, in a second or two), once per bench run: children
+ * run the store as users run it. Under tsx a process starts ~40 MiB larger, and each of the store's worker threads,
+ * which load tsx too, ~20 MiB: the scale section's peak RSS counted ~80 MiB that no user's process holds.
+ */
+function compiledChild(): string {
+  if (built === undefined) {
+    const root = mkdtempSync(join(tmpdir(), "iavlite-bench-"));
+    process.on("exit", () => rmSync(root, { recursive: true, force: true }));
+    buildPackage(root);
+    built = join(root, "dist", "bench", "child.js");
+  }
+  return built;
+}
 
 /** A bench/child.ts process in role `role`, exchanging structured-clone messages (Uint8Arrays included) over IPC. */
 export class Child {
@@ -13,11 +34,10 @@ export class Child {
   private exited: Error | undefined;
 
   constructor(role: string, args: readonly string[]) {
-    const file = fileURLToPath(new URL("./child.ts", import.meta.url));
-    this.proc = fork(file, [role, ...args], {
+    this.proc = fork(compiledChild(), [role, ...args], {
       cwd: fileURLToPath(new URL("..", import.meta.url)),
       // --expose-gc: a child collects before timed reads, as the bench's own process does (bench/timing.ts gc).
-      execArgv: ["--expose-gc", "--import", "tsx"],
+      execArgv: ["--expose-gc"],
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });

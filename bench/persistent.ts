@@ -74,7 +74,7 @@ export async function persistent(b: Bench): Promise<void> {
   const asyncGrow = (await grow(b, "async", false)).child;
   for (const [r, durability] of [[g.child, "normal (default)"], [asyncGrow, "async"]] as const) {
     const note = `at v${r.peakVersion}: anonymous ${int(r.peak.anon)} MiB (V8 heap used ${int(r.peakHeap)}) + ` +
-      `mapped files ${int(r.peak.file)} MiB; the child (node, tsx, the store) started at ${int(r.base.rss)} MiB`;
+      `mapped files ${int(r.peak.file)} MiB; the child (node, the store) started at ${int(r.base.rss)} MiB`;
     b.row(`peak RSS growing to ${keys} keys, durability ${durability}`, r.peak.rss, "MiB", floorOf("1 GiB", 1024),
       { target: 1, note });
   }
