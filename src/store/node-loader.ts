@@ -137,6 +137,15 @@ export interface Evicted {
   dirty: number;
 }
 
+/**
+ * True when `n` is a stored page's root with its page in memory: the page is then resident whole, 2 · size − 1 nodes
+ * (a page is loaded and evicted whole, and a change below its root replaces the root), so eviction need not count
+ * them, which walked every resident node at every commit past the budget.
+ */
+function wholePage(t: NodeTable, n: number, seq: number): boolean {
+  return isPageSeq(seq) && slotOfSeq(seq) === 0 && t.height(n) > 0 && t.left(n) !== NONE;
+}
+
 /** Counts the nodes in memory of the subtree under `n`. */
 function residentUnder(t: NodeTable, n: number): number {
   let count = 0;
@@ -180,9 +189,9 @@ export function evictPages(t: NodeTable, root: number, target: number): Evicted 
       if (r !== NONE) stack.push(r);
       continue;
     }
-    const here = residentUnder(t, n);
-    resident += here;
     const seq = t.seq(n);
+    const here = wholePage(t, n, seq) ? 2 * t.size(n) - 1 : residentUnder(t, n);
+    resident += here;
     if (seq === 0 || (isPageSeq(seq) && slotOfSeq(seq) !== 0)) dirty += here;
     else if (here > 1) {
       clean.push([n, here - 1]);
