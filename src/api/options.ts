@@ -42,8 +42,8 @@ export const openOptionsSchema = z
     shardSize: z.number().int().min(1).max(1_000_000).default(1000),
     /**
      * Prune automatically, keeping this many recent versions (default: keep everything). A multi-store's store also
-     * keeps the folder's last whole version, which a crash may bring it back to: with 1, it holds 2 while a commit
-     * is under way.
+     * keeps the folder's last whole version, which a crash may bring it back to: with 1, it keeps 2 (its prunes are
+     * asked as it commits, when the folder's last whole version is the one before).
      */
     keepRecent: z.number().int().min(1).optional(),
     /** With keepRecent: also keep every Nth version as a snapshot. */
