@@ -23,6 +23,12 @@ import type { CommitInput, HistoryQuery, KeyChange, KeyHistory, KeyOp, Latest } 
  */
 const AUTO_PRUNE_KEEP_FREE = 0.25;
 
+/** What a multi-store tells its store's backend (see {@link DiskBackend.open}). */
+interface MultiStoreOpen {
+  rollbackTo?: number;
+  keeps?: () => number;
+}
+
 /** The persistent {@link Backend}. */
 export class DiskBackend implements Backend {
   readonly logsOps = true;
@@ -49,15 +55,15 @@ export class DiskBackend implements Backend {
    * whose successors are deleted first, under the same lock (bringing the store back to its last whole version), and
    * `keeps`, the folder's last whole version at any moment, which no prune may remove (see {@link pruneCeiling}).
    */
-  static open(dir: string, options: ResolvedOpenOptions, multi: { rollbackTo?: number; keeps?: () => number } = {}): DiskBackend {
+  static open(dir: string, options: ResolvedOpenOptions, multi: MultiStoreOpen = {}): DiskBackend {
     try {
-      return DiskBackend.openFolder(dir, options, multi.rollbackTo, multi.keeps);
+      return DiskBackend.openFolder(dir, options, multi);
     } catch (e) {
       throw fromSqlite(e, `${dir}: opening the store`);
     }
   }
 
-  private static openFolder(dir: string, options: ResolvedOpenOptions, rollbackTo: number | undefined, keeps: (() => number) | undefined): DiskBackend {
+  private static openFolder(dir: string, options: ResolvedOpenOptions, { rollbackTo, keeps }: MultiStoreOpen): DiskBackend {
     const folder = openStoreFolder(dir, {
       shardSize: options.shardSize,
       sync: options.durability === "full" ? "full" : "normal",
