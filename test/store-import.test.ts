@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { decodeItems, encodeItems, IavlError, toHex, Tree, type ExportNode } from "../src/index.js";
 import { tempDir } from "./backends.js";
@@ -37,6 +38,40 @@ describe("Tree.import into a store", () => {
     // A version before the snapshot was never in this store.
     expect(() => reopened.at(3)).toThrowError(IavlError);
     reopened.close();
+    src.close();
+  });
+
+  it("lays the tree out as a checkpoint would: pages for the subtrees of at most 16 leaves, branch rows only above them", async () => {
+    const src = Tree.open(tempDir(), { checkpointInterval: 2 });
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`k${(i * 7919) % 5000}`);
+    for (let v = 1; v <= 3; v++) {
+      for (let i = (v - 1) * 1500; i < v * 1500; i++) src.set(key(i), new Uint8Array([v, i & 255]));
+      for (let i = 0; i < 100; i++) src.remove(key(v * 300 + i));
+      src.commit();
+    }
+    const dest = join(tempDir(), "imported");
+    (await Tree.import(dest, src.at(3).export(), { version: 3, expectedHash: src.hash })).close();
+    const db = new Database(join(dest, "iavl.sqlite"), { readonly: true });
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch%'").pluck().all() as string[];
+    const smallest = tables.map((t) => db.prepare(`SELECT min(size) FROM ${t}`).pluck().get() as number | null);
+    const pages = db.prepare("SELECT count(*) FROM pages").pluck().get() as number;
+    const spine = tables.reduce((sum, t) => sum + (db.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number), 0);
+    db.close();
+    expect(smallest.filter((s) => s !== null && s <= 16)).toEqual([]);
+    // ~0.09 pages a key, about as many spine rows.
+    expect(pages).toBeGreaterThan(src.size / 20);
+    expect(spine).toBeLessThan(pages * 2);
+    // Reopened, every read goes through the pages; the store goes on as the source does.
+    const t = Tree.open(dest);
+    expect([...t.iterate()].length).toBe(src.size);
+    for (let i = 0; i < 400; i++) {
+      for (const tree of [src, t]) i % 3 === 0 ? tree.remove(key(i * 11)) : tree.set(key(i * 13 + 1), new Uint8Array([9]));
+    }
+    expect(toHex(t.commit().hash)).toBe(toHex(src.commit().hash));
+    const [k, v] = t.iterate().next().value as [Uint8Array, Uint8Array];
+    expect(verifyMembership(t.at(3).proof(k), iavlSpec, t.at(3).hash, k, src.at(3).get(k)!)).toBe(true);
+    expect(verifyMembership(t.proof(k), iavlSpec, t.hash, k, v)).toBe(true);
+    t.close();
     src.close();
   });
 

@@ -112,10 +112,11 @@ export interface VersionRows extends Omit<VersionWrite, "leaves" | "branches" | 
   pages: Iterable<PageWrite>;
 }
 
-/** Rows of an import batch: leaves with their values, and branches, of any versions. */
+/** Rows of an import batch: leaves with their values, the spine's branches, and pages, of any versions. */
 export interface ImportBatch {
   leaves: Array<LeafWrite & { version: number }>;
   branches: BranchRow[];
+  pages: PageWrite[];
 }
 
 /**

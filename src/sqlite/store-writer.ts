@@ -121,8 +121,8 @@ export class StoreWriter {
   }
 
   /**
-   * Writes rows of an import in one transaction: leaves (with their values) and branches of any versions, the
-   * branches all into one compacted generation, so that a snapshot spanning thousands of versions makes one table,
+   * Writes rows of an import in one transaction: leaves (with their values), pages, and the spine's branches of any
+   * versions, the branches all into one compacted generation, so that a snapshot spanning thousands of versions makes one table,
    * not one per shard. The import's commit row comes last, through {@link StoreWriter.writeImportCommit}.
    */
   writeImportBatch(b: ImportBatch): void {
@@ -131,6 +131,7 @@ export class StoreWriter {
       createBranchTable(this.db, table);
       for (const l of b.leaves) insertLeaf(this.db, l.version, l);
       for (const r of b.branches) insertBranch(this.db, table, r);
+      for (const g of b.pages) insertPage(this.db, g);
     });
   }
 

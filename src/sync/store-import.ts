@@ -13,7 +13,7 @@ import { DEFAULT_BUSY_TIMEOUT_MS, STORE_FILE } from "../sqlite/connection.js";
 import { LOCK_FILES, lockHeld, WriterLock } from "../sqlite/lock.js";
 import { openStoreFolder } from "../store/folder.js";
 import { BatchWriter } from "./batch-writer.js";
-import { importedVersionRow, Numbering, toRows } from "./import-rows.js";
+import { importedVersionRow, Numbering } from "./import-rows.js";
 
 /** What {@link importStore} needs besides the stream. */
 export interface StoreImportOptions {
@@ -107,7 +107,7 @@ async function buildStore(full: string, nodes: Iterable<ExportNode> | AsyncItera
       version: options.version,
       expectedHash: options.expectedHash,
       retain: false,
-      onNodes: (batch) => writer.post({ batch: toRows(batch, numbering) }),
+      onNodes: (batch) => writer.post({ batch: numbering.rows(batch, options.version) }),
     });
     let items = 0;
     for await (const n of nodes) {
@@ -116,6 +116,8 @@ async function buildStore(full: string, nodes: Iterable<ExportNode> | AsyncItera
       if (writer.inFlight >= MAX_IN_FLIGHT) await writer.below(MAX_IN_FLIGHT);
     }
     const root = imp.finish();
+    const page = numbering.rootPage(options.version);
+    if (page !== undefined) writer.post({ batch: { leaves: [], branches: [], pages: [page] } });
     options.onProgress?.(items);
     const commit = importedVersionRow(options.version, root);
     writer.post({ commit });
