@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import { iavlSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { IavlError, toHex, Tree, type ReadonlyTree } from "../src/index.js";
+import { decodePage, pageHash } from "../src/sqlite/page-codec.js";
 import { tempDir } from "./backends.js";
 import { branchRows } from "./helpers.js";
 import { scriptArgs } from "../sim/child-command.js";
@@ -19,7 +20,7 @@ import { applyHistory, LAST, OPTIONS, PRUNES } from "./fixtures/layout1-history.
 import { LAYOUT2_KEYS, LAYOUT2_OPS, LAYOUT2_OPTIONS } from "./fixtures/layout2-history.js";
 
 /** The schema an upgrade reaches: the last migration of migrations/. */
-const SCHEMA = 5;
+const SCHEMA = 6;
 const FIXTURE = fileURLToPath(new URL("./fixtures/layout1/iavl.sqlite.layout1", import.meta.url));
 const LAYOUT2_FIXTURE = fileURLToPath(new URL("./fixtures/layout2/iavl.sqlite.layout2", import.meta.url));
 const KEPT = [20, 40, ...Array.from({ length: LAST - 44 }, (_, i) => 45 + i)];
@@ -42,6 +43,20 @@ function schemaOf(dir: string): number {
   const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
   try {
     return db.prepare("SELECT max(id) FROM schema_migrations").pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+/** What migration 006 leaves to do in the store: branch rows of at most 16 leaves, and its mark; and the pages. */
+function pagesState(dir: string): { small: number; marked: boolean; pages: number } {
+  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+  try {
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch\\_%' ESCAPE '\\'").pluck().all() as string[];
+    const small = tables.reduce((n, t) => n + (db.prepare(`SELECT count(*) FROM ${t} WHERE size <= 16`).pluck().get() as number), 0);
+    const marked = db.prepare("SELECT 1 FROM meta WHERE name = 'pages_upgrade'").get() !== undefined;
+    const paged = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pages'").get() !== undefined;
+    return { small, marked, pages: paged ? (db.prepare("SELECT count(*) FROM pages").pluck().get() as number) : 0 };
   } finally {
     db.close();
   }
@@ -90,6 +105,7 @@ describe("upgrading a layout-1 store in place", () => {
 
     const tree = Tree.open(dir, OPTIONS);
     expect(schemaOf(dir)).toBe(SCHEMA);
+    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false });
     const m = model(LAST);
     expect(tree.version).toBe(LAST);
     expect(tree.versions()).toEqual(KEPT);
@@ -151,7 +167,7 @@ describe("upgrading a layout-1 store in place", () => {
 describe("the migrations' conversions are frozen", () => {
   // A conversion must write the layout of its migration forever: importing live store code (store-reader,
   // store-writer, version-ops, shards, meta, ...) would let a later change there silently change an old upgrade.
-  const ALLOWED = ["src/sqlite/connection.ts", "src/base/hash.ts", "src/base/bytes.ts"];
+  const ALLOWED = ["src/sqlite/connection.ts", "src/base/hash.ts", "src/base/bytes.ts", "src/base/errors.ts"];
   const repo = fileURLToPath(new URL("..", import.meta.url));
   const folder = join(repo, "src", "sqlite", "migrations");
 
@@ -208,4 +224,102 @@ describe("upgrading a layout-2 store to recorded orphans (migration 003)", () =>
     expect(again.at(93).audit()).toMatchObject({ ok: true, faults: [] });
     again.close();
   }, 60_000);
+});
+
+describe("taking a layout-2 store into pages (migration 006)", () => {
+  const hashes = [""];
+  const m = Tree.memory();
+  for (let v = 1; v <= 100; v++) {
+    applyVersion(m, v, LAYOUT2_OPS, LAYOUT2_KEYS);
+    hashes.push(toHex(m.commit().hash));
+  }
+
+  function layout2Store(): string {
+    const dir = tempDir();
+    copyFileSync(LAYOUT2_FIXTURE, join(dir, "iavl.sqlite"));
+    return dir;
+  }
+
+  /** Every version of the fixture reads as the model's, the store goes on with the model's hashes, and prunes by record. */
+  async function expectWhole(dir: string): Promise<void> {
+    const tree = Tree.open(dir, LAYOUT2_OPTIONS);
+    expect(schemaOf(dir)).toBe(SCHEMA);
+    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false });
+    for (const v of tree.versions()) {
+      expect(toHex(tree.at(v).hash), `hash of ${v}`).toBe(hashes[v]);
+      expect(tree.at(v).audit().faults, `audit of ${v}`).toEqual([]);
+      expectSameVersion(tree.at(v), m.at(v));
+    }
+    for (let v = 44; v <= 100; v++) {
+      applyVersion(tree, v, LAYOUT2_OPS, LAYOUT2_KEYS);
+      expect(toHex(tree.commit().hash)).toBe(hashes[v]);
+    }
+    await tree.prune(92);
+    tree.close();
+    const rows = branchRows(dir);
+    expect(rows.stored).toEqual(rows.reached);
+    const reader = Tree.openReadOnly(dir);
+    expect(reader.versions()).toEqual(Array.from({ length: 8 }, (_, i) => 93 + i));
+    expectSameVersion(reader.at(93), m.at(93));
+    reader.close();
+  }
+
+  it("keeps every version whole, with no branch row left below the spine, and prunes every page by record", async () => {
+    const dir = layout2Store();
+    const before = pagesState(dir);
+    expect(before).toMatchObject({ marked: false, pages: 0 });
+    expect(before.small).toBeGreaterThan(100);
+    await expectWhole(dir);
+  }, 60_000);
+
+  it("and when its writer was killed after its last checkpoint: the versions after it recorded rows that are pages now", async () => {
+    // As a kill leaves it: 41–43 committed, the last checkpoint 40 (the fixture's close wrote one at 43).
+    const dir = layout2Store();
+    const db = new Database(join(dir, "iavl.sqlite"));
+    db.prepare("UPDATE versions SET checkpoint = 0, root_version = NULL, root_seq = NULL WHERE version = 43").run();
+    db.close();
+    await expectWhole(dir);
+  }, 60_000);
+
+  it("takes a tree of at most 16 leaves into one page, its root with it", () => {
+    // Checkpoint 5's root made one small branch row (as in a store of few keys); the tree is not consistent with the
+    // values' index any more, so only what the upgrade wrote is checked.
+    const dir = layout2Store();
+    const db = new Database(join(dir, "iavl.sqlite"));
+    const [version, seq, size, hash] = db.prepare("SELECT version, seq, size, hash FROM branch_0 WHERE size BETWEEN 9 AND 16 AND version <= 5 ORDER BY version DESC LIMIT 1").raw().get() as [number, number, number, Uint8Array];
+    db.prepare("UPDATE versions SET root_version = ?, root_seq = ? WHERE version = 5").run(version, seq);
+    db.close();
+    Tree.open(dir, LAYOUT2_OPTIONS).close();
+    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false });
+    const after = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+    const [rootVersion, rootSeq] = after.prepare("SELECT root_version, root_seq FROM versions WHERE version = 5").raw().get() as [number, number];
+    const bytes = after.prepare("SELECT bytes FROM pages WHERE id = ?").pluck().get((rootSeq - 2 ** 50) / 32) as Uint8Array;
+    after.close();
+    expect(rootVersion).toBe(version);
+    const page = decodePage(bytes, "the root's page");
+    expect(page.size[page.count - 1]).toBe(size);
+    expect(toHex(pageHash(page, page.count - 1))).toBe(toHex(hash));
+  }, 60_000);
+
+  for (const stopAt of ["3", "all"]) {
+    it(`a SIGKILL between its transactions (after ${stopAt === "all" ? "the last page" : `${stopAt} pages`}) leaves a store readers refuse and the next writer finishes`, async () => {
+      const dir = layout2Store();
+      const child = fileURLToPath(new URL("./fixtures/pages-upgrade-child.ts", import.meta.url));
+      const p = spawn(process.execPath, [...scriptArgs(child), join(dir, "iavl.sqlite"), stopAt], { stdio: ["ignore", "pipe", "inherit"] });
+      const exited = new Promise((r) => p.once("exit", r));
+      const line = await new Promise<string>((resolve) => p.stdout.once("data", (d: Buffer) => resolve(d.toString())));
+      p.kill("SIGKILL");
+      await exited;
+      const [, done, left] = /converted (\d+), (\d+) left/.exec(line)!.map(Number);
+      expect(done).toBeGreaterThanOrEqual(3);
+      if (stopAt === "3") expect(left).toBeGreaterThan(0);
+      else expect(left).toBe(0);
+      const state = pagesState(dir);
+      expect(state.marked).toBe(true);
+      expect(state.pages).toBe(done);
+      // Half converted: a reader must not read it (its trees may name rows the writer's open is about to delete).
+      expect(() => Tree.openReadOnly(dir)).toThrow(expect.objectContaining({ code: "SCHEMA_TOO_OLD" }));
+      await expectWhole(dir);
+    }, 60_000);
+  }
 });

@@ -8,6 +8,7 @@ import type Database from "better-sqlite3";
 import { IavlError } from "../base/errors.js";
 import { packageFile } from "../base/package-files.js";
 import { upgradeLayout1 } from "./migrations/002-layout2.js";
+import { pagesUpgradePending, upgradeToPages, type PagesUpgradeOptions } from "./migrations/006-pages.js";
 
 /** One migration file: `NNN_name.sql`. */
 export interface Migration {
@@ -68,6 +69,12 @@ export function checkSchema(db: Database.Database, where: string, readOnly = fal
       `${where} was written by an older iavlite (schema ${applied}); open it once with a writer (Tree.open, or any iavlite command that writes) to upgrade it to schema ${latest}`,
     );
   }
+  if (readOnly && applied >= PAGES_MIGRATION && pagesUpgradePending(db)) {
+    throw new IavlError(
+      "SCHEMA_TOO_OLD",
+      `${where} is being upgraded to pages (migration ${PAGES_MIGRATION}) by a writer's open, or one that stopped before it finished; open it with a writer (Tree.open, or any iavlite command that writes) to finish`,
+    );
+  }
 }
 
 /**
@@ -76,11 +83,21 @@ export function checkSchema(db: Database.Database, where: string, readOnly = fal
  */
 const UPGRADES: Record<number, (db: Database.Database) => void> = { 2: upgradeLayout1 };
 
-/** Applies every migration newer than the store's, each in its own transaction (after {@link checkSchema}). */
-export function migrate(db: Database.Database, where: string): void {
+/** The migration whose conversion (to pages) is too large for one transaction: it goes on over as many as it needs. */
+const PAGES_MIGRATION = 6;
+
+/**
+ * Applies every migration newer than the store's, each in its own transaction (after {@link checkSchema}), then
+ * finishes the conversion to pages of a store migration 6 marked, from where an earlier open left it.
+ */
+export function migrate(db: Database.Database, where: string, pages?: PagesUpgradeOptions): void {
   checkSchema(db, where);
+  if (appliedVersion(db) < latestSchema()) applyMigrations(db);
+  if (pagesUpgradePending(db)) upgradeToPages(db, pages);
+}
+
+function applyMigrations(db: Database.Database): void {
   const known = migrations();
-  if (appliedVersion(db) === latestSchema()) return;
   const applied = appliedVersion(db);
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
   const record = db.prepare("INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)");
