@@ -20,7 +20,7 @@ export interface CheckpointBatch {
   pages: PageRows;
   /**
    * Node keys `[version, seq, …]` of the stored nodes the checkpoint moved into new pages and whose rows no tree from
-   * the checkpoint on reads: a page whose root moved, a branch row of an older layout.
+   * the checkpoint on reads: a page whose root moved.
    */
   moved: number[];
   /** The number of page ids used, from the `firstPage` given. */
@@ -33,9 +33,9 @@ export interface CheckpointBatch {
 export const NO_CHECKPOINT: CheckpointBatch = { rows: NO_BRANCHES, pages: NO_PAGES, moved: [], pagesUsed: 0, undo: () => {} };
 
 /**
- * True when `n`, the root of a canonical page, is stored as such: a page's root, or a node stored before pages (a
- * branch row or a leaf's row, whose subtree is stored whole too). A node of a page below its root must move into a
- * page of its own: pruning deletes a page once its root left the trees it keeps.
+ * True when `n` is stored as a unit of its own: a page's root, a leaf's row, or a spine node's branch row (whose
+ * subtree is stored whole too). A node of a page below its root must move into a page of its own, should it become
+ * a canonical page's root: pruning deletes a page once its root left the trees it keeps.
  */
 export function storedAsPage(t: NodeTable, n: number): boolean {
   const seq = t.seq(n);
