@@ -302,7 +302,7 @@ describe("follow, when the source's history is not the replica's", () => {
         if (req.url!.startsWith("/v1/ops")) body = Buffer.from(body.toString("latin1").replaceAll("right12", "wrong12"), "latin1");
         res.writeHead(up.status, Object.fromEntries([...up.headers].filter(([k]) => k !== "content-length" && k !== "transfer-encoding")));
         res.end(body);
-      });
+      }).catch(() => res.destroy()); // the service closed under a poll the follower left behind when it stopped
     });
     await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
     try {
