@@ -122,8 +122,8 @@ export class StoreWriter {
 
   /**
    * Writes rows of an import in one transaction: leaves (with their values), pages, and the spine's branches of any
-   * versions, the branches all into one compacted generation, so that a snapshot spanning thousands of versions makes one table,
-   * not one per shard. The import's commit row comes last, through {@link StoreWriter.writeImportCommit}.
+   * versions, the branches all into one compacted generation, so that a snapshot spanning thousands of versions makes
+   * one table, not one per shard. The import's commit row comes last, through {@link StoreWriter.writeImportCommit}.
    */
   writeImportBatch(b: ImportBatch): void {
     const table = compactedTable(IMPORT_GEN);
