@@ -1,53 +1,68 @@
 /**
- * The upgrade of a layout-2 store to pages (migration 006) against the other way to the same store: an export of its
- * latest version imported into a new one (`npx tsx bench/pages-upgrade.ts STORE_DIR`). A layout-2 store can only be
- * written by layout-2 code (a checkout before migration 004, such as 58c8d4c); the store given is copied, never
- * changed. Both runs go in this process one after the other, the upgrade first and then the export + import, and the
- * export reads the upgraded copy (reading a layout-2 store at all upgrades it first).
+ * The upgrade of a layout-2 store to pages (migration 006) against the other ways to the same store:
+ *
+ *   npx tsx bench/pages-upgrade.ts LAYOUT2_STORE_DIR [LAYOUT2_CLI]
+ *
+ * A layout-2 store can only be written, and exported as it is, by layout-2 code: a checkout before migration 004
+ * (such as 58c8d4c), built with `npx tsc -p tsconfig.build.json`; LAYOUT2_CLI is its `dist/src/cli/main.js`. With
+ * it, the baseline is what an operator would do instead of upgrading: `iavlite export` with that version, then
+ * `iavlite import` with this one. Without it, only the export of the upgraded copy with this version, then the
+ * import. Everything runs in child processes of this package compiled (as users run it), one after the other, each
+ * on a fresh copy of the store given (never changed itself), after the copy's writes are flushed.
  * @module
  */
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
-import { toHex, Tree } from "../src/index.js";
-import { bytesOf } from "./timing.js";
+import { buildPackage } from "../test/built-package.js";
 
-const source = process.argv[2];
-if (source === undefined) throw new Error("usage: bench/pages-upgrade.ts LAYOUT2_STORE_DIR");
+const [source, oldCli] = process.argv.slice(2);
+if (source === undefined) throw new Error("usage: bench/pages-upgrade.ts LAYOUT2_STORE_DIR [LAYOUT2_CLI]");
 const work = mkdtempSync(join(tmpdir(), "pages-upgrade-"));
-try {
-  const dir = join(work, "upgraded");
-  cpSync(source, dir, { recursive: true });
-  // The copy's writes flushed first, so that the disk is as quiet for the upgrade as for the export + import after it.
-  execFileSync("sync");
-  const rows = (sql: string): number => {
-    const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch\\_%' ESCAPE '\\'").pluck().all() as string[];
-    const n = tables.reduce((s, t) => s + (db.prepare(sql.replace("$T", t)).pluck().get() as number), 0);
-    db.close();
-    return n;
-  };
-  console.log(`layout 2: ${rows("SELECT count(*) FROM $T")} branch rows, ${rows("SELECT count(*) FROM $T WHERE size <= 16")} of them of at most 16 leaves; ${(bytesOf(dir) / 2 ** 20).toFixed(0)} MiB`);
-  let t0 = performance.now();
-  const tree = Tree.open(dir);
-  const upgrade = performance.now() - t0;
-  const version = tree.version;
-  const hash = toHex(tree.hash);
-  tree.close();
-  console.log(`upgrade: ${(upgrade / 1000).toFixed(1)} s; ${rows("SELECT count(*) FROM $T")} branch rows left; ${(bytesOf(dir) / 2 ** 20).toFixed(0)} MiB`);
 
-  const source2 = Tree.openReadOnly(dir);
-  t0 = performance.now();
-  const imported = await Tree.import(join(work, "imported"), source2.at(version).export(), { version, expectedHash: source2.hash });
-  const exportImport = performance.now() - t0;
+/** Runs `node args…` to its end; returns its wall time in seconds and what it printed. */
+function timed(args: string[]): { s: number; out: string } {
+  const t0 = performance.now();
+  const out = execFileSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 24 });
+  return { s: (performance.now() - t0) / 1000, out };
+}
+
+/** A fresh copy of the store, its writes flushed. */
+function copy(name: string): string {
+  const dir = join(work, name);
+  cpSync(source!, dir, { recursive: true });
   execFileSync("sync");
-  const same = toHex(imported.hash) === hash;
-  imported.close();
-  source2.close();
-  console.log(`export + import of version ${version}: ${(exportImport / 1000).toFixed(1)} s (hash ${same ? "equal" : "DIFFERENT"})`);
-  console.log(`upgrade / (export + import) = ${(upgrade / exportImport).toFixed(2)}× (target ≤ 1.5×)`);
+  return dir;
+}
+
+try {
+  const cli = buildPackage(join(work, "package"));
+  const index = join(work, "package", "dist", "src", "index.js");
+  const script = (body: string): string[] => ["--input-type=module", "-e", `import { Tree, toHex } from ${JSON.stringify(index)};\n${body}`];
+
+  const upgraded = copy("upgraded");
+  const up = timed(script(`const t = Tree.open(${JSON.stringify(upgraded)}); console.log(t.version, toHex(t.hash)); t.close();`));
+  const [version, hash] = up.out.trim().split(" ") as [string, string];
+  console.log(`upgrade (open, close): ${up.s.toFixed(1)} s; version ${version}`);
+
+  const ours = timed(
+    script(`const src = Tree.openReadOnly(${JSON.stringify(upgraded)});
+const t = await Tree.import(${JSON.stringify(join(work, "imported"))}, src.export(), { version: ${version}, expectedHash: src.hash });
+if (toHex(t.hash) !== ${JSON.stringify(hash)}) throw new Error("the import's hash differs");
+t.close(); src.close();`),
+  );
+  console.log(`export of the upgraded copy + import, in one process: ${ours.s.toFixed(1)} s; upgrade / that = ${(up.s / ours.s).toFixed(2)}×`);
+
+  if (oldCli !== undefined) {
+    const old = copy("old");
+    const stream = join(work, "snapshot.bin");
+    const exported = timed([oldCli, "export", old, "-o", stream]);
+    const imported = timed([cli, "import", join(work, "imported-cli"), "--version", version, "--hash", hash, "-i", stream]);
+    const both = exported.s + imported.s;
+    console.log(`layout-2 export (${oldCli}) ${exported.s.toFixed(1)} s + import ${imported.s.toFixed(1)} s = ${both.toFixed(1)} s`);
+    console.log(`upgrade / (export + import) = ${(up.s / both).toFixed(2)}× (target ≤ 1.5×)`);
+  }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

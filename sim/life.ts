@@ -19,6 +19,8 @@ export interface LifeOptions {
   shardSize: number;
   initialVersion: number;
   durability: Durability;
+  /** Starts from a copy of a store layout-2 code wrote (test/fixtures/sim-layout2), upgraded by the first open. */
+  upgraded?: boolean;
 }
 
 /** The options `Tree.open` takes for a life's store, with `durability` (each reopen may change it). */
@@ -89,6 +91,8 @@ export interface LifeKinds {
   damage?: boolean;
   /** A writer whose disk fills, then has space again. */
   full?: boolean;
+  /** Some lives start from a store layout-2 code wrote (a fixture), upgraded by their first open. */
+  upgraded?: boolean;
 }
 
 const SLOTS = 3;
@@ -239,6 +243,8 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
     }
   }
   steps.push({ t: "settle" }, { t: "check" });
+  // Drawn apart, so that the lives of seeds drawn before it existed are unchanged. The fixture's history is versions 1…
+  if (kinds.upgraded === true && new Random(seed ^ 0x1a7e2).chance(0.35)) Object.assign(options, { upgraded: true, initialVersion: 1 });
   return { seed, options, steps };
 }
 

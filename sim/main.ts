@@ -20,11 +20,12 @@ const { values } = parseArgs({
     "no-cli": { type: "boolean", default: false },
     "no-damage": { type: "boolean", default: false },
     "no-full": { type: "boolean", default: false },
+    "no-upgraded": { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     multi: { type: "boolean", default: false },
   },
 });
-const kinds = { crash: !values["no-crash"], cli: !values["no-cli"], damage: !values["no-damage"], full: !values["no-full"] };
+const kinds = { crash: !values["no-crash"], cli: !values["no-cli"], damage: !values["no-damage"], full: !values["no-full"], upgraded: !values["no-upgraded"] };
 // Each kind of life has its own default length.
 const maxSteps = values.steps === undefined ? undefined : Number(values.steps);
 

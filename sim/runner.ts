@@ -5,7 +5,7 @@
  * @module
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -16,6 +16,7 @@ import { childOps, openOptions, stepArgs, type Durability, type Life, type Step 
 import { KEYS, keyBytes, keyHex, Model, type Rec } from "./model.js";
 import { Random } from "./random.js";
 import { branchRowsProblem } from "../test/helpers.js";
+import { simLayout2Ops } from "../test/fixtures/sim-layout2-history.js";
 import { cliCommand, scriptArgs } from "./child-command.js";
 import { copyStore, damageFile, tried, wrongGet, wrongIteration, type Outcome } from "./damage.js";
 
@@ -79,6 +80,9 @@ export async function runLife(life: Life, log: (line: string) => void = () => un
   return { steps: life.steps.length, versions: run.model.latest, checks: run.checks };
 }
 
+/** The store the `upgraded` lives start from. */
+const SIM_LAYOUT2_FIXTURE = fileURLToPath(new URL("../test/fixtures/sim-layout2/iavl.sqlite.layout2", import.meta.url));
+
 class LifeRun {
   readonly model: Model;
   readonly dir = mkdtempSync(join(tmpdir(), "iavlite-sim-"));
@@ -112,6 +116,7 @@ class LifeRun {
   }
 
   async all(): Promise<void> {
+    if (this.life.options.upgraded === true) this.startFromLayout2();
     this.openWriter();
     for (this.step = 0; this.step < this.life.steps.length; this.step++) {
       const s = this.life.steps[this.step]!;
@@ -127,6 +132,20 @@ class LifeRun {
     }
     this.log(`${this.step}: (end) the stored branches`);
     await this.checkBranchRows();
+  }
+
+  /**
+   * The life starts from a copy of a store layout-2 code wrote (test/fixtures/sim-layout2), its history fed to the
+   * model first: the first open upgrades it, and every step after runs on an upgraded store.
+   */
+  private startFromLayout2(): void {
+    copyFileSync(SIM_LAYOUT2_FIXTURE, join(this.dir, "iavl.sqlite"));
+    for (const ops of simLayout2Ops()) {
+      for (const op of ops) this.model.apply(op);
+      this.model.commit();
+    }
+    // Its writer took no keepEvery snapshots: their versions are not checkpoints, and a prune may take them.
+    this.snapFloor = this.model.latest;
   }
 
   /**
