@@ -1,7 +1,8 @@
 /**
  * The in-place upgrade of a layout-1 store (test/fixtures/layout1/) to layout 2: every kept version's hash, reads,
  * proofs and refusals intact, commits continuing with the right hashes, and a SIGKILL during the upgrade leaving a
- * store that upgrades on the next open. And a layout-2 store's upgrade to recorded orphans (migration 003), pruned.
+ * store that upgrades on the next open. And a layout-2 store's upgrade to recorded orphans (migration 003), pruned,
+ * and to pages (migration 006): whole, resumed after a SIGKILL between its transactions, its pages pruned by record.
  */
 import { spawn } from "node:child_process";
 import { copyFileSync, readdirSync, readFileSync } from "node:fs";
