@@ -189,15 +189,41 @@ describe("the migrations' conversions are frozen", () => {
   });
 });
 
-describe("upgrading a layout-2 store to recorded orphans (migration 003)", () => {
-  it("drops the shards whose replaced branches were never recorded by copying their survivors, and deletes the rest by record", async () => {
-    const dir = tempDir();
+/** The layout-2 fixture's history in a memory tree, versions 1–100 (the fixture holds 1–43), and each one's hash. */
+const layout2Model = (() => {
+  let made: { m: Tree; hashes: string[] } | undefined;
+  return (): { m: Tree; hashes: string[] } => {
+    if (made !== undefined) return made;
     const m = Tree.memory();
     const hashes = [""];
     for (let v = 1; v <= 100; v++) {
       applyVersion(m, v, LAYOUT2_OPS, LAYOUT2_KEYS);
       hashes.push(toHex(m.commit().hash));
     }
+    return (made = { m, hashes });
+  };
+})();
+
+/**
+ * Goes on from the layout-2 fixture's last version in `tree` (each hash the model's) to 100, prunes to 92 and closes
+ * it: the rows and pages the store in `dir` keeps must then be exactly those its kept trees reach.
+ */
+async function continueAndPrune(tree: Tree, dir: string): Promise<void> {
+  const { hashes } = layout2Model();
+  for (let v = 44; v <= 100; v++) {
+    applyVersion(tree, v, LAYOUT2_OPS, LAYOUT2_KEYS);
+    expect(toHex(tree.commit().hash), `version ${v}`).toBe(hashes[v]);
+  }
+  await tree.prune(92);
+  tree.close();
+  const rows = branchRows(dir);
+  expect(rows.stored).toEqual(rows.reached);
+}
+
+describe("upgrading a layout-2 store to recorded orphans (migration 003)", () => {
+  it("drops the shards whose replaced branches were never recorded by copying their survivors, and deletes the rest by record", async () => {
+    const dir = tempDir();
+    const { hashes } = layout2Model();
     const options = LAYOUT2_OPTIONS;
     // Versions 1–43 as layout 2 wrote them (no pages), and as schema 2 left them: nothing recorded of the branches
     // their versions replaced.
@@ -209,16 +235,9 @@ describe("upgrading a layout-2 store to recorded orphans (migration 003)", () =>
 
     const upgraded = Tree.open(dir, options);
     expect(schemaOf(dir)).toBe(SCHEMA);
-    for (let v = 44; v <= 100; v++) {
-      applyVersion(upgraded, v, LAYOUT2_OPS, LAYOUT2_KEYS);
-      expect(toHex(upgraded.commit().hash)).toBe(hashes[v]);
-    }
     // The base (90) passes shards 0–4, which hold versions before the first recorded one (44), and 5–8, whose
     // replaced branches are all recorded.
-    await upgraded.prune(92);
-    upgraded.close();
-    const rows = branchRows(dir);
-    expect(rows.stored).toEqual(rows.reached);
+    await continueAndPrune(upgraded, dir);
     const again = Tree.open(dir);
     expect(again.versions()).toEqual(Array.from({ length: 8 }, (_, i) => 93 + i));
     for (const v of again.versions()) expect(toHex(again.at(v).hash)).toBe(hashes[v]);
@@ -228,12 +247,6 @@ describe("upgrading a layout-2 store to recorded orphans (migration 003)", () =>
 });
 
 describe("taking a layout-2 store into pages (migration 006)", () => {
-  const hashes = [""];
-  const m = Tree.memory();
-  for (let v = 1; v <= 100; v++) {
-    applyVersion(m, v, LAYOUT2_OPS, LAYOUT2_KEYS);
-    hashes.push(toHex(m.commit().hash));
-  }
 
   function layout2Store(): string {
     const dir = tempDir();
@@ -243,6 +256,7 @@ describe("taking a layout-2 store into pages (migration 006)", () => {
 
   /** Every version of the fixture reads as the model's, the store goes on with the model's hashes, and prunes by record. */
   async function expectWhole(dir: string): Promise<void> {
+    const { m, hashes } = layout2Model();
     const tree = Tree.open(dir, LAYOUT2_OPTIONS);
     expect(schemaOf(dir)).toBe(SCHEMA);
     expect(pagesState(dir)).toMatchObject({ small: 0, marked: false });
@@ -251,14 +265,7 @@ describe("taking a layout-2 store into pages (migration 006)", () => {
       expect(tree.at(v).audit().faults, `audit of ${v}`).toEqual([]);
       expectSameVersion(tree.at(v), m.at(v));
     }
-    for (let v = 44; v <= 100; v++) {
-      applyVersion(tree, v, LAYOUT2_OPS, LAYOUT2_KEYS);
-      expect(toHex(tree.commit().hash)).toBe(hashes[v]);
-    }
-    await tree.prune(92);
-    tree.close();
-    const rows = branchRows(dir);
-    expect(rows.stored).toEqual(rows.reached);
+    await continueAndPrune(tree, dir);
     const reader = Tree.openReadOnly(dir);
     expect(reader.versions()).toEqual(Array.from({ length: 8 }, (_, i) => 93 + i));
     expectSameVersion(reader.at(93), m.at(93));
