@@ -243,7 +243,7 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
     }
   }
   steps.push({ t: "settle" }, { t: "check" });
-  // Drawn apart, so that the lives of seeds drawn before it existed are unchanged. The fixture's history is versions 1…
+  // Drawn apart, so that the lives of seeds drawn before it existed are unchanged; the fixture's history starts at 1.
   if (kinds.upgraded === true && new Random(seed ^ 0x1a7e2).chance(0.35)) Object.assign(options, { upgraded: true, initialVersion: 1 });
   return { seed, options, steps };
 }
