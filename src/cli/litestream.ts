@@ -217,12 +217,18 @@ function field(line: string, key: string): string | undefined {
  * `progressMs` that shipped any (`msg="wal segments written" segments=… sz=… dbs=…`) and one at the end. Verbose,
  * every line as it came.
  */
+/** Segments remembered per database and replica to count a rewritten one once (a race spans a sync or two). */
+const RECENT_SEGMENTS = 16;
+
 class LitestreamLog {
   private segments = 0;
   private bytes = 0;
   private readonly dbs = new Set<string>();
-  /** The position of the last segment written per database and replica, so that one written twice counts once. */
-  private readonly lastAt = new Map<string, string>();
+  /**
+   * The positions of the last segments written per database and replica, so that one written twice counts once:
+   * another segment may come between the two writes.
+   */
+  private readonly recentAt = new Map<string, string[]>();
   private since = new Date();
   private readonly timer: NodeJS.Timeout | undefined;
 
@@ -245,8 +251,11 @@ class LitestreamLog {
     const db = field(text, "db") ?? "";
     const where = `${db} ${field(text, "replica") ?? ""}`;
     const at = field(text, "position") ?? "";
-    if (this.lastAt.get(where) === at) return;
-    this.lastAt.set(where, at);
+    const recent = this.recentAt.get(where) ?? [];
+    if (recent.includes(at)) return;
+    recent.push(at);
+    if (recent.length > RECENT_SEGMENTS) recent.shift();
+    this.recentAt.set(where, recent);
     this.segments++;
     this.bytes += Number(field(text, "sz") ?? 0) || 0;
     this.dbs.add(db);
