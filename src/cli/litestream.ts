@@ -211,15 +211,15 @@ function field(line: string, key: string): string | undefined {
   }
 }
 
+/** Segments remembered per database and replica to count a rewritten one once (a race spans a sync or two). */
+const RECENT_SEGMENTS = 16;
+
 /**
  * Litestream's log as replicate prints it: every line but the routine ones ({@link ROUTINE}: two for each WAL segment
  * shipped, one for each snapshot begun), which are counted instead, in a line of Litestream's own form every
  * `progressMs` that shipped any (`msg="wal segments written" segments=… sz=… dbs=…`) and one at the end. Verbose,
  * every line as it came.
  */
-/** Segments remembered per database and replica to count a rewritten one once (a race spans a sync or two). */
-const RECENT_SEGMENTS = 16;
-
 class LitestreamLog {
   private segments = 0;
   private bytes = 0;
