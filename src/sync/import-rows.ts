@@ -25,8 +25,11 @@ export class Numbering {
   private readonly small: ImportedNode[][] = [];
   private readonly writer = new PageWriter();
 
+  /** `version`: the imported version, the checkpoint every page is written by. */
+  constructor(private readonly version: number) {}
+
   /** Numbers a batch of completed nodes and turns it into rows. */
-  rows(batch: ImportedNode[], version: number): ImportBatch {
+  rows(batch: ImportedNode[]): ImportBatch {
     const rows: ImportBatch = { leaves: [], branches: [], pages: [] };
     for (const n of batch) {
       if (n.height === 0) {
@@ -44,7 +47,7 @@ export class Numbering {
         this.small.push([...left!, ...right!, n]);
         continue;
       }
-      for (const sub of [left, right]) if (sub !== undefined && sub.length > 1) rows.pages.push(this.page(sub, version));
+      for (const sub of [left, right]) if (sub !== undefined && sub.length > 1) rows.pages.push(this.page(sub));
       const seq = (this.branches.get(n.version) ?? 0) + 1;
       this.branches.set(n.version, seq);
       n.seq = seq;
@@ -65,13 +68,13 @@ export class Numbering {
   }
 
   /** The page of the whole tree when it is a branch of at most PAGE_LEAVES leaves (after the last batch). */
-  rootPage(version: number): PageWrite | undefined {
+  rootPage(): PageWrite | undefined {
     const root = this.small.pop();
-    return root !== undefined && root.length > 1 ? this.page(root, version) : undefined;
+    return root !== undefined && root.length > 1 ? this.page(root) : undefined;
   }
 
   /** Encodes one subtree (post-order, its leaves numbered) as the next page and numbers its branches by slot. */
-  private page(nodes: ImportedNode[], version: number): PageWrite {
+  private page(nodes: ImportedNode[]): PageWrite {
     const id = ++this.pages;
     const w = this.writer;
     for (let i = 0; i < nodes.length; i++) {
@@ -83,12 +86,12 @@ export class Numbering {
         n.seq = pageSeq(id, nodes.length - 1 - i);
       }
     }
-    return { id, version, bytes: w.finish() };
+    return { id, version: this.version, bytes: w.finish() };
   }
 }
 
 /**
- * The row of the imported `version`, whose root is `root` (numbered by {@link toRows}; undefined for an empty
+ * The row of the imported `version`, whose root is `root` (numbered by {@link Numbering}; undefined for an empty
  * tree). A checkpoint: every node of the import is written.
  */
 export function importedVersionRow(version: number, root: ImportedNode | undefined): VersionRow {

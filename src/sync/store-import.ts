@@ -102,12 +102,12 @@ async function buildStore(full: string, nodes: Iterable<ExportNode> | AsyncItera
   let open: BatchWriter | undefined;
   try {
     const writer = (open = new BatchWriter(file));
-    const numbering = new Numbering();
+    const numbering = new Numbering(options.version);
     const imp = new Importer({
       version: options.version,
       expectedHash: options.expectedHash,
       retain: false,
-      onNodes: (batch) => writer.post({ batch: numbering.rows(batch, options.version) }),
+      onNodes: (batch) => writer.post({ batch: numbering.rows(batch) }),
     });
     let items = 0;
     for await (const n of nodes) {
@@ -116,7 +116,7 @@ async function buildStore(full: string, nodes: Iterable<ExportNode> | AsyncItera
       if (writer.inFlight >= MAX_IN_FLIGHT) await writer.below(MAX_IN_FLIGHT);
     }
     const root = imp.finish();
-    const page = numbering.rootPage(options.version);
+    const page = numbering.rootPage();
     if (page !== undefined) writer.post({ batch: { leaves: [], branches: [], pages: [page] } });
     options.onProgress?.(items);
     const commit = importedVersionRow(options.version, root);

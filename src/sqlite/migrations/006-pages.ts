@@ -26,6 +26,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import type Database from "better-sqlite3";
+import { concatBytes } from "../../base/bytes.js";
 import { IavlError } from "../../base/errors.js";
 import type { Connection } from "../connection.js";
 
@@ -358,7 +359,7 @@ function convertSubtrees(db: Connection, options: PagesUpgradeOptions): void {
       for (const [table, pv, ps, left, seq] of moves) relink(table, left).run(seq, pv, ps);
       for (const [version, keys] of replaced) {
         const had = orphansOf.get(version) as Uint8Array | undefined;
-        setOrphans.run(version, concat(had, packKeys(keys)));
+        setOrphans.run(version, had === undefined ? packKeys(keys) : concatBytes(had, packKeys(keys)));
       }
     })();
     paceWal(db);
@@ -384,14 +385,6 @@ function packKeys(keys: readonly number[]): Uint8Array {
   const out = new Uint8Array(keys.length * 8);
   const view = new DataView(out.buffer);
   keys.forEach((k, i) => view.setFloat64(i * 8, k, true));
-  return out;
-}
-
-function concat(a: Uint8Array | undefined, b: Uint8Array): Uint8Array {
-  if (a === undefined) return b;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
   return out;
 }
 
