@@ -445,15 +445,7 @@ export function upgradeToPages(db: Connection, options: PagesUpgradeOptions = {}
   const setStage = (s: number): void => void db.prepare("UPDATE meta SET value = ? WHERE name = ?").run(s, MARK);
   db.exec(`CREATE TABLE IF NOT EXISTS ${MAP} (version INTEGER NOT NULL, seq INTEGER NOT NULL, page INTEGER NOT NULL, PRIMARY KEY (version, seq)) WITHOUT ROWID`);
   if (stage <= PAGES) {
-    // Read through a map of the file, as an export reads: the walk and the subtrees' reads jump around the whole file.
-    // Only for the conversion: a writer's memory would grow with it.
-    const mapped = db.pragma("mmap_size", { simple: true }) as number;
-    db.pragma(`mmap_size = ${2 ** 40}`);
-    try {
-      convertSubtrees(db, options);
-    } finally {
-      db.pragma(`mmap_size = ${mapped}`);
-    }
+    convertSubtrees(db, options);
     setStage(ORPHANS);
   }
   if (stage <= ORPHANS) {
