@@ -273,7 +273,7 @@ function treeRoots(db: Connection): Array<[tree: number, version: number, seq: n
   return roots.sort((a, b) => b[0] - a[0]);
 }
 
-/** Walks every stored tree's spine: the subtrees still to convert, and the trees walked, oldest first. */
+/** Walks the spine of every tree in `roots` (newest first): the subtrees still to convert, by node key. */
 function findCandidates(tables: BranchTables, roots: ReturnType<typeof treeRoots>): Map<string, Candidate> {
   const candidates = new Map<string, Candidate>();
   const spine = new Set<string>();
