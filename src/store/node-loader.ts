@@ -131,35 +131,28 @@ export class NodeLoader implements NodeSource {
   }
 }
 
-/** What an eviction left: the resident nodes, and the dirty ones among them (spine branches and pages being changed). */
+/**
+ * What an eviction left: the resident nodes, and the dirty ones among them (spine branches and pages being changed);
+ * and the nodes its walk visited (the spine and the page roots), what the next one will cost.
+ */
 export interface Evicted {
   resident: number;
   dirty: number;
+  walked: number;
 }
+
+/** Reused by every eviction: the walk's stack, and the clean page roots it found with the nodes below each. */
+let stack = new Int32Array(1024);
+let clean = new Int32Array(2048);
 
 /**
- * True when `n` is a stored page's root with its page in memory: the page is then resident whole, 2 · size − 1 nodes
- * (a page is loaded and evicted whole, and a change below its root replaces the root), so eviction need not count
- * them, which walked every resident node at every commit past the budget.
+ * The nodes in memory of page-level subtree `n` (at most PAGE_LEAVES leaves): a page is loaded whole and a change in
+ * it keeps it whole until the checkpoint writes it, so this counts 2 · size − 1 instead of walking it (walking the
+ * pages being changed took most of an eviction's walk). Only a subtree made of pages merged by a removal, whose
+ * clean page roots inside may have been evicted, is counted high; what it holds is dirty and stays either way.
  */
-function wholePage(t: NodeTable, n: number, seq: number): boolean {
-  return isPageSeq(seq) && slotOfSeq(seq) === 0 && t.height(n) > 0 && t.left(n) !== NONE;
-}
-
-/** Counts the nodes in memory of the subtree under `n`. */
-function residentUnder(t: NodeTable, n: number): number {
-  let count = 0;
-  const stack = [n];
-  while (stack.length > 0) {
-    const m = stack.pop()!;
-    count++;
-    if (t.height(m) === 0) continue;
-    const l = t.left(m);
-    const r = t.right(m);
-    if (l !== NONE) stack.push(l);
-    if (r !== NONE) stack.push(r);
-  }
-  return count;
+function residentPage(t: NodeTable, n: number): number {
+  return t.height(n) > 0 && (t.left(n) !== NONE || t.right(n) !== NONE) ? 2 * t.size(n) - 1 : 1;
 }
 
 /**
@@ -168,44 +161,51 @@ function residentUnder(t: NodeTable, n: number): number {
  * a change beside it needs, so a change reads at most the one page it goes into. A page that is being changed (its
  * root dirty, or a stored node that must move into a page of its own at the next checkpoint) stays whole, for that
  * checkpoint writes it from memory. The clean pages to go are spread evenly over the tree: with random keys, no page
- * is likelier to be touched next than another.
+ * is likelier to be touched next than another. The walk visits the spine and the page roots only, in typed arrays.
  */
 export function evictPages(t: NodeTable, root: number, target: number): Evicted {
-  if (root === NONE) return { resident: 0, dirty: 0 };
+  if (root === NONE) return { resident: 0, dirty: 0, walked: 0 };
+  let walked = 0;
   let resident = 0;
   let dirty = 0;
-  const clean: Array<[root: number, below: number]> = [];
+  let cleanCount = 0;
   let evictable = 0;
-  const stack: number[] = [root];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
+  let top = 0;
+  stack[top++] = root;
+  while (top > 0) {
+    const n = stack[--top]!;
+    walked++;
     if (t.height(n) > 0) t.ownKey(n); // the leaf it names, deep in its right subtree, may be evicted
     if (t.size(n) > PAGE_LEAVES) {
       resident++;
       if (t.seq(n) === 0) dirty++;
+      if (top + 2 > stack.length) stack = doubled(stack);
       const l = t.left(n);
       const r = t.right(n);
-      if (l !== NONE) stack.push(l);
-      if (r !== NONE) stack.push(r);
+      if (l !== NONE) stack[top++] = l;
+      if (r !== NONE) stack[top++] = r;
       continue;
     }
     const seq = t.seq(n);
-    const here = wholePage(t, n, seq) ? 2 * t.size(n) - 1 : residentUnder(t, n);
+    const here = residentPage(t, n);
     resident += here;
     if (seq === 0 || (isPageSeq(seq) && slotOfSeq(seq) !== 0)) dirty += here;
     else if (here > 1) {
-      clean.push([n, here - 1]);
+      if (cleanCount + 2 > clean.length) clean = doubled(clean);
+      clean[cleanCount++] = n;
+      clean[cleanCount++] = here - 1;
       evictable += here - 1;
     }
   }
   const excess = resident - target;
-  if (excess <= 0 || evictable === 0) return { resident, dirty };
+  if (excess <= 0 || evictable === 0) return { resident, dirty, walked };
   const share = Math.min(1, excess / evictable);
   let owed = 0;
-  for (const [n, below] of clean) {
+  for (let k = 0; k < cleanCount; k += 2) {
     owed += share;
     if (owed < 1) continue;
     owed -= 1;
+    const n = clean[k]!;
     const l = t.left(n);
     const r = t.right(n);
     if (l !== NONE) {
@@ -216,7 +216,14 @@ export function evictPages(t: NodeTable, root: number, target: number): Evicted 
       t.linkRight(n, t.version(r), t.seq(r));
       t.retireTree(r);
     }
-    resident -= below;
+    resident -= clean[k + 1]!;
   }
-  return { resident, dirty };
+  return { resident, dirty, walked };
+}
+
+/** `a` at twice its length, its contents kept. */
+function doubled(a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
 }

@@ -13,6 +13,15 @@ import { evictPages } from "../node-loader.js";
  */
 const NODE_BYTES = 200;
 
+/** Nodes a stored page holds on average (11 leaves and their 10 branches, measured at 1M keys: ARCHITECTURE.md). */
+const PAGE_NODES = 21;
+
+/**
+ * An eviction that could not reach its target walks again only once the nodes that became evictable since (pages
+ * loaded, or written by a checkpoint) are this share of what it walked: see {@link MemoryBudget.committed}.
+ */
+const WALK_SHARE = 1 / 8;
+
 /** The nodes a writer's tree may keep resident. */
 export class MemoryBudget {
   private readonly budgetNodes: number;
@@ -20,6 +29,10 @@ export class MemoryBudget {
   private resident: number;
   /** Keys in the tree at the last commit. */
   private size: number;
+  /** What the last eviction walked, whether it reached its target, and the nodes that became evictable since. */
+  private walked = 0;
+  private reached = true;
+  private evictable = 0;
 
   constructor(budgetMiB: number, size: number) {
     this.budgetNodes = Math.floor((budgetMiB * 1024 * 1024) / NODE_BYTES);
@@ -28,15 +41,20 @@ export class MemoryBudget {
   }
 
   /**
-   * After a commit of `root` that loaded `loads` evicted nodes: a path copy replaces nodes one for one (the old ones
-   * are garbage once no view holds them), so the tree gains resident nodes by loading evicted ones and by growing, a
-   * leaf and a branch per new key. True when over the budget, counting `held` nodes that are in no tree.
+   * After a commit of `root` that loaded `loads` evicted nodes and whose checkpoint step wrote `pages` pages: a path
+   * copy replaces nodes one for one (the old ones are garbage once no view holds them), so the tree gains resident
+   * nodes by loading evicted ones and by growing, a leaf and a branch per new key. True when over the budget, counting
+   * `held` nodes that are in no tree, and an eviction is worth its walk: where the spine and the pages being changed
+   * fill the budget (10M keys at 512 MiB: ~1.8M spine nodes and page roots of ~2.7M), each eviction walks them all to
+   * free what the last version loaded, so after one that could not reach its target the next waits until the nodes
+   * that became evictable are {@link WALK_SHARE} of that walk (the memory over the budget meanwhile is at most that).
    */
-  committed(t: NodeTable, root: number, loads: number, held: number): boolean {
+  committed(t: NodeTable, root: number, loads: number, held: number, pages: number): boolean {
     const size = root === NONE ? 0 : t.size(root);
     this.resident += loads + 2 * Math.max(0, size - this.size);
     this.size = size;
-    return this.resident + held > this.budgetNodes;
+    this.evictable += loads + pages * PAGE_NODES;
+    return this.resident + held > this.budgetNodes && (this.reached || this.evictable >= this.walked * WALK_SHARE);
   }
 
   /** True when `held` nodes outside the tree (a checkpoint's, see checkpoint-steps.ts) take a quarter of the budget. */
@@ -51,8 +69,10 @@ export class MemoryBudget {
    * can be evicted.
    */
   evict(t: NodeTable, root: number, held: number): boolean {
-    const { resident, dirty } = evictPages(t, root, Math.max(0, this.budgetNodes * 0.75 - held));
+    const target = Math.max(0, this.budgetNodes * 0.75 - held);
+    const { resident, dirty, walked } = evictPages(t, root, target);
     this.resident = resident;
+    [this.walked, this.reached, this.evictable] = [walked, resident <= target, 0];
     return dirty > this.budgetNodes / 2;
   }
 }

@@ -120,7 +120,7 @@ export class WorkingSet {
     // it may still read.
     this.checkpoints.retire(c.orphans, c.version);
     const held = this.checkpoints.held;
-    const over = this.budget.committed(t, c.root, this.src.loads, held);
+    const over = this.budget.committed(t, c.root, this.src.loads, held, step?.batch.pagesUsed ?? 0);
     this.src.loads = 0;
     // Evicted nodes are loaded back from disk, so they must be there first. The version is committed by now: a
     // writer that failed meanwhile refuses the next commit instead, so that this one stays whole.
