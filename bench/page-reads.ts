@@ -2,11 +2,13 @@
  * SQLite rows read by the writer's loads per change past the memory budget (issue 38's first target), for whichever
  * source tree `IAVLITE_SRC` names (default: this checkout's src; point it at another checkout's src to compare):
  * grows a store to `--keys` bank-shaped keys (bench/scale-data.ts) with a large budget, closes it (a checkpoint),
- * reopens it with `--budget` MiB, runs `--warm` churn versions (they load the spine, which stays), then `--versions`
+ * or with `--import` imports the same tree (bench/scale-stream.ts: minutes at 10M keys, where growing takes over an
+ * hour), reopens it with `--budget` MiB, runs `--warm` churn versions (they load the spine, which stays), then `--versions`
  * measured ones, counting every branch, leaves and page row the loads read (the readers' lookups, wrapped: the same
  * count on any layout) and the commit rate.
  *
  *   npx tsx bench/page-reads.ts --keys 1000000 --budget 64 --warm 40 --versions 50
+ *   npx tsx bench/page-reads.ts --keys 10000000 --budget 512 --import
  * @module
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -14,11 +16,13 @@ import { Session } from "node:inspector";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import type { ExportNode } from "../src/index.js";
 import { Churn, grown } from "./scale-data.js";
+import { scaleStream } from "./scale-stream.js";
 import type { Change } from "./workload.js";
 
 const { values: a } = parseArgs({
-  options: { keys: { type: "string", default: "1000000" }, budget: { type: "string", default: "64" }, warm: { type: "string", default: "40" }, versions: { type: "string", default: "50" } },
+  options: { import: { type: "boolean", default: false }, keys: { type: "string", default: "1000000" }, budget: { type: "string", default: "64" }, warm: { type: "string", default: "40" }, versions: { type: "string", default: "50" } },
 });
 const KEYS = Number(a.keys);
 const PER = 10_000;
@@ -30,7 +34,9 @@ interface Opened {
   commit(): unknown;
   close(): void;
 }
-const { Tree } = (await import(join(src, "index.js"))) as { Tree: { open(dir: string, o: object): Opened } };
+const { Tree } = (await import(join(src, "index.js"))) as {
+  Tree: { open(dir: string, o: object): Opened; import(dir: string, nodes: Iterable<ExportNode>, o: object): Promise<Opened> };
+};
 const rows: Record<string, number> = { branch: 0, leaf: 0, page: 0, checkpoint: 0 };
 /** True while a version's rows are made and written: a load then is a checkpoint's (a page boundary that moved). */
 let writing = false;
@@ -85,16 +91,21 @@ const apply = (t: Opened, changes: Change[]): void => {
 };
 const dir = mkdtempSync(join(tmpdir(), "page-reads-"));
 try {
-  let t = Tree.open(dir, { memoryBudgetMiB: 2048 });
   let v = 0;
   const t0 = performance.now();
-  while (v * PER < KEYS) {
-    apply(t, grown(++v, PER));
-    t.commit();
+  if (a.import) {
+    v = Math.ceil(KEYS / PER);
+    (await Tree.import(dir, scaleStream(KEYS, PER), { version: v })).close();
+  } else {
+    const grow = Tree.open(dir, { memoryBudgetMiB: 2048 });
+    while (v * PER < KEYS) {
+      apply(grow, grown(++v, PER));
+      grow.commit();
+    }
+    grow.close();
   }
-  t.close();
-  console.log(`grew ${KEYS} keys in ${((performance.now() - t0) / 1000).toFixed(1)} s (${src})`);
-  t = Tree.open(dir, { memoryBudgetMiB: Number(a.budget) });
+  console.log(`${a.import ? "imported" : "grew"} ${KEYS} keys in ${((performance.now() - t0) / 1000).toFixed(1)} s (${src})`);
+  const t = Tree.open(dir, { memoryBudgetMiB: Number(a.budget) });
   const churn = new Churn(KEYS);
   const run = (n: number, label: string): void => {
     for (const k of Object.keys(rows)) rows[k] = 0;
