@@ -156,9 +156,18 @@ function cutShort(e: unknown, plan: PrunePlan): unknown {
 function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgress: Progress, superseded: () => void): PruneResult {
   const through = plan.base?.version;
   if (through !== undefined) {
+    // Branches and pages no tree from the base on holds, first: a checkpoint's tree is ~10 % of the store's bytes,
+    // and after the values it waited for a prune that got through them (each automatic prune gives way to a newer
+    // target), which under a steady churn came ~100 versions late and kept a whole tree more on disk. A dropped
+    // snapshot's are found again among those it kept.
+    let after = plan.droppedSnapshots ? 0 : undefined;
+    while ((after = step((db) => pruneBranches(db, through, plan.snapshots, after))) !== undefined) {
+      onProgress(2, 5, "branches");
+      if (!plan.droppedSnapshots) superseded();
+    }
     // Rows superseded at or before the version replays start from are dead, a version at a time.
     while (!step((db) => pruneLeaves(db, through, plan.keepFrom, plan.snapshots, 16))) {
-      onProgress(2, 5, "values");
+      onProgress(3, 5, "values");
       superseded();
     }
     if (plan.droppedSnapshots) {
@@ -171,18 +180,10 @@ function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgres
           for (let page = 0; page < 8 && (at = sweepLeaves(db, through, at, (rows) => deadRows(rows, bounds, kept))) !== undefined; page++) checkStop();
           return at;
         });
-        onProgress(2, 5, "values of dropped snapshots");
+        onProgress(3, 5, "values of dropped snapshots");
       } while (from !== undefined);
+      step(snapshotsSwept);
     }
-  }
-  if (through !== undefined) {
-    // Branches no tree from the base on holds; a dropped snapshot's are found again among those it kept.
-    let after = plan.droppedSnapshots ? 0 : undefined;
-    while ((after = step((db) => pruneBranches(db, through, plan.snapshots, after))) !== undefined) {
-      onProgress(3, 5, "branches");
-      if (!plan.droppedSnapshots) superseded();
-    }
-    if (plan.droppedSnapshots) step(snapshotsSwept);
   }
   if (plan.compactThrough >= 0) step((db, checkStop) => copySurvivors(db, plan, (n) => onProgress(3, 5, `survivors (${n} nodes)`), checkStop));
   const droppedShards = step((db) => swapShards(db, plan));
