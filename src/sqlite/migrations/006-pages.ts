@@ -28,7 +28,7 @@ import { existsSync, statSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { concatBytes } from "../../base/bytes.js";
 import { IavlError } from "../../base/errors.js";
-import type { Connection } from "../connection.js";
+import { WAL_SIZE_LIMIT_BYTES, type Connection } from "../connection.js";
 
 /** Node keys: a sequence at or above LEAF_BASE names leaves row (sequence − LEAF_BASE); at or above PAGE_BASE, a page node. */
 const LEAF_BASE = 2 ** 31;
@@ -367,17 +367,15 @@ function convertSubtrees(db: Connection, options: PagesUpgradeOptions): void {
   }
 }
 
-/** The WAL's size past which the conversion copies it into the file before going on. */
-const WAL_BOUND = 64 * 2 ** 20;
-
 /**
- * Copies the WAL into the database file (PASSIVE: waiting for no one) once it is past {@link WAL_BOUND}, so that
- * the next transaction starts it over: the conversion writes about half the store's size, and a writer's connection
- * never checkpoints by itself (at 1M keys the WAL reached 824 MiB before this).
+ * Copies the WAL into the database file (PASSIVE: waiting for no one) once it is past the size a restarted one is cut
+ * back to, so that the next transaction starts it over: the conversion writes about half the store's size, and a
+ * writer's connection never checkpoints by itself (at 1M keys the WAL reached 824 MiB before this). What the prune
+ * thread does with sqlite/wal.ts's `paceWal`, which this frozen module may not import.
  */
 function paceWal(db: Connection): void {
   const wal = `${db.name}-wal`;
-  if (existsSync(wal) && statSync(wal).size > WAL_BOUND) db.pragma("wal_checkpoint(PASSIVE)");
+  if (existsSync(wal) && statSync(wal).size > WAL_SIZE_LIMIT_BYTES) db.pragma("wal_checkpoint(PASSIVE)");
 }
 
 /** Node keys packed as `orphaned_branches` packs them: version and sequence, each a little-endian float64. */
