@@ -10,8 +10,8 @@ import { keyOf, setIn, valueOf } from "./scale-data.js";
 
 const KEY = 56;
 
-/** Keys 0 … n − 1 in key order: their bytes back to back, and which key each is. */
-function sortedKeys(n: number): { bytes: Buffer; index: Int32Array } {
+/** Keys 0 … n − 1: their bytes back to back by number, and which key comes at each place in key order. */
+function sortedKeys(n: number): { keys: Buffer; index: Int32Array } {
   if (n >= 2 ** 24) throw new Error("bench: at most 2^24 keys");
   // Sort by the first 40 bits with the index in the low 24 (one native sort), then settle equal prefixes by the
   // whole key: among 10M hashed keys a few dozen pairs share 40 bits.
@@ -32,9 +32,7 @@ function sortedKeys(n: number): { bytes: Buffer; index: Int32Array } {
     if (q - p > 1) index.subarray(p, q).sort((a, b) => Buffer.compare(key(a), key(b)));
     p = q;
   }
-  const bytes = Buffer.allocUnsafe(n * KEY);
-  for (let p = 0; p < n; p++) bytes.set(key(index[p]!), p * KEY);
-  return { bytes, index };
+  return { keys, index };
 }
 
 /**
@@ -42,8 +40,8 @@ function sortedKeys(n: number): { bytes: Buffer; index: Int32Array } {
  * set them in, a branch at the newer of its children's, its key the first of its right subtree.
  */
 export function* scaleStream(n: number, perVersion: number): Generator<ExportNode> {
-  const { bytes, index } = sortedKeys(n);
-  const keyAt = (p: number): Uint8Array => bytes.subarray(p * KEY, p * KEY + KEY);
+  const { keys, index } = sortedKeys(n);
+  const keyAt = (p: number): Uint8Array => keys.subarray(index[p]! * KEY, index[p]! * KEY + KEY);
   // An explicit stack of ranges [lo, hi) with the step each is at (0: left next, 1: right next, 2: itself), and one
   // of the finished children's heights and versions: 20M nodes through nested generators would cost a frame each.
   const depth = 64;
