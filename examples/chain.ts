@@ -67,6 +67,18 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 const query = spawn(process.execPath, ["--import", "tsx", join(here, "query-process.ts"), dir, ...stores], { stdio: ["ignore", "pipe", "inherit"] });
 let queryOut = "";
 query.stdout.on("data", (d: Buffer) => (queryOut += d.toString()));
+// It reads while the chain commits: wait until it is reading, so that it is there to stop at the end.
+await new Promise<void>((resolve, reject) => {
+  const seen = (): void => {
+    if (!queryOut.startsWith("ready\n")) return;
+    query.stdout.off("data", seen);
+    query.off("exit", gone);
+    resolve();
+  };
+  const gone = (code: number | null): void => reject(new Error(`the query process exited (${code}) before it was ready`));
+  query.stdout.on("data", seen);
+  query.once("exit", gone);
+});
 
 const bar = new cliProgress.SingleBar(
   { format: "chain |{bar}| {value}/{total} versions | {ops} ops/s | kept {kept}", hideCursor: true, stream: process.stderr },

@@ -10,10 +10,13 @@ import { commitInfoHash, IavlError, MultiTree, toHex } from "../src/index.js";
 const equalHashes = (a: Uint8Array, b: Uint8Array): boolean => toHex(a) === toHex(b);
 
 const [dir, ...stores] = process.argv.slice(2);
-const reader = MultiTree.openReadOnly(dir!, stores.length > 0 ? { stores } : {});
-const stats = { reads: 0, proofs: 0, appHashes: 0, mismatches: 0, pruned: 0 };
 let stop = false;
 process.on("SIGTERM", () => (stop = true));
+const reader = MultiTree.openReadOnly(dir!, stores.length > 0 ? { stores } : {});
+const stats = { reads: 0, proofs: 0, appHashes: 0, mismatches: 0, pruned: 0 };
+// The chain waits for this line before it may stop us: a SIGTERM before the handler above would end the process
+// with no totals (on a busy machine, starting tsx can take longer than a short chain runs).
+process.stdout.write("ready\n");
 let seed = 42;
 const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
 const enc = new TextEncoder();
