@@ -15,7 +15,7 @@ const rows = <T>(items: T[], size: (t: T) => number): Iterable<T> & { count: num
 });
 
 function write(completes: VersionWrite["completes"], laterOrphans: VersionWrite["laterOrphans"]): VersionWrite {
-  const branch: BranchRow = { version: 3, seq: 7, key: bytes(1, 2), height: 2, size: 4, hash: new Uint8Array(32).fill(9), leftVersion: 2, leftSeq: 1, rightVersion: 3, rightSeq: -5 };
+  const branch: BranchRow = { version: 3, seq: 7, key: bytes(1, 2), height: 2, size: 4, hash: new Uint8Array(32).fill(9), leftVersion: 2, leftSeq: 1, rightVersion: 3, rightSeq: -5, kids: bytes(1, 4, 4) };
   const page: PageWrite = { id: 11, version: 3, bytes: bytes(5, 6, 7) };
   return {
     version: { version: 5, hash: new Uint8Array(32).fill(1), size: 4, checkpoint: false, rootVersion: null, rootSeq: null, ops: 2, firstLeaf: 20, leafRows: 2 },
@@ -25,7 +25,7 @@ function write(completes: VersionWrite["completes"], laterOrphans: VersionWrite[
     ],
     firstLeaf: 20,
     ops: bytes(8, 8),
-    branches: rows([branch], (b) => b.key.length + 32),
+    branches: rows([branch], (b) => b.key.length + 32 + (b.kids?.length ?? 0)),
     pages: rows([page], (p) => p.bytes.length),
     orphans: bytes(4),
     laterOrphans,

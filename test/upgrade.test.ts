@@ -21,7 +21,7 @@ import { applyHistory, LAST, OPTIONS, PRUNES } from "./fixtures/layout1-history.
 import { LAYOUT2_KEYS, LAYOUT2_OPS, LAYOUT2_OPTIONS } from "./fixtures/layout2-history.js";
 
 /** The schema an upgrade reaches: the last migration of migrations/. */
-const SCHEMA = 6;
+const SCHEMA = 7;
 const FIXTURE = fileURLToPath(new URL("./fixtures/layout1/iavl.sqlite.layout1", import.meta.url));
 const LAYOUT2_FIXTURE = fileURLToPath(new URL("./fixtures/layout2/iavl.sqlite.layout2", import.meta.url));
 const KEPT = [20, 40, ...Array.from({ length: LAST - 44 }, (_, i) => 45 + i)];
@@ -50,14 +50,16 @@ function schemaOf(dir: string): number {
 }
 
 /** What migration 006 leaves to do in the store: branch rows of at most 16 leaves, and its mark; and the pages. */
-function pagesState(dir: string): { small: number; marked: boolean; pages: number } {
+function pagesState(dir: string): { small: number; marked: boolean; pages: number; bare: number } {
   const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
   try {
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch\\_%' ESCAPE '\\'").pluck().all() as string[];
     const small = tables.reduce((n, t) => n + (db.prepare(`SELECT count(*) FROM ${t} WHERE size <= 16`).pluck().get() as number), 0);
     const marked = db.prepare("SELECT 1 FROM meta WHERE name = 'pages_upgrade'").get() !== undefined;
     const paged = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'pages'").get() !== undefined;
-    return { small, marked, pages: paged ? (db.prepare("SELECT count(*) FROM pages").pluck().get() as number) : 0 };
+    // Branch tables without migration 007's kids column.
+    const bare = tables.filter((t) => !(db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(t) as string[]).includes("kids")).length;
+    return { small, marked, pages: paged ? (db.prepare("SELECT count(*) FROM pages").pluck().get() as number) : 0, bare };
   } finally {
     db.close();
   }
@@ -106,7 +108,7 @@ describe("upgrading a layout-1 store in place", () => {
 
     const tree = Tree.open(dir, OPTIONS);
     expect(schemaOf(dir)).toBe(SCHEMA);
-    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false });
+    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false, bare: 0 });
     const m = model(LAST);
     expect(tree.version).toBe(LAST);
     expect(tree.versions()).toEqual(KEPT);
@@ -259,7 +261,7 @@ describe("taking a layout-2 store into pages (migration 006)", () => {
     const { m, hashes } = layout2Model();
     const tree = Tree.open(dir, LAYOUT2_OPTIONS);
     expect(schemaOf(dir)).toBe(SCHEMA);
-    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false });
+    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false, bare: 0 });
     for (const v of tree.versions()) {
       expect(toHex(tree.at(v).hash), `hash of ${v}`).toBe(hashes[v]);
       expect(tree.at(v).audit().faults, `audit of ${v}`).toEqual([]);
@@ -298,7 +300,7 @@ describe("taking a layout-2 store into pages (migration 006)", () => {
     db.prepare("UPDATE versions SET root_version = ?, root_seq = ? WHERE version = 5").run(version, seq);
     db.close();
     Tree.open(dir, LAYOUT2_OPTIONS).close();
-    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false });
+    expect(pagesState(dir)).toMatchObject({ small: 0, marked: false, bare: 0 });
     const after = new Database(join(dir, "iavl.sqlite"), { readonly: true });
     const [rootVersion, rootSeq] = after.prepare("SELECT root_version, root_seq FROM versions WHERE version = 5").raw().get() as [number, number];
     const bytes = after.prepare("SELECT bytes FROM pages WHERE id = ?").pluck().get((rootSeq - 2 ** 50) / 32) as Uint8Array;

@@ -7,6 +7,7 @@
 import { NONE, type NodeSource, type NodeTable } from "../tree/node.js";
 import type { BranchRow, BranchRows, PageRows, PageWrite } from "../sqlite/rows.js";
 import { branchRow, pageRow } from "../sqlite/node-rows.js";
+import { KIDS_BYTES } from "../sqlite/branch-kids.js";
 import { NO_PAGES } from "../sqlite/page-rows.js";
 import { isPageSeq, PAGE_LEAVES, slotOfSeq } from "../sqlite/shards.js";
 
@@ -184,7 +185,7 @@ export class DirtyWalk {
         t.setSeq(n, seq);
         numbered.push(n);
         replaced(n);
-        bytes += t.key(n).length + 32; // a ByteString has a char per byte; a hash has 32
+        bytes += t.key(n).length + 32 + KIDS_BYTES; // a ByteString has a char per byte; a hash has 32
       }
     } catch (e) {
       undo();

@@ -11,7 +11,7 @@ import { compactedTable, shardOf, shardTable } from "./shards.js";
 type Row = unknown[];
 
 /** A branch row's columns after its node key, as {@link branchRow} maps them. */
-const BRANCH_COLUMNS = "b.key, b.height, b.size, b.hash, b.left_version, b.left_seq, b.right_version, b.right_seq";
+const BRANCH_COLUMNS = "b.key, b.height, b.size, b.hash, b.left_version, b.left_seq, b.right_version, b.right_seq, b.kids";
 
 /** Reads of branch rows. */
 export class BranchReader {
@@ -133,7 +133,7 @@ export class BranchReader {
   }
 }
 
-/** The branch (`version`, `seq`) from a row whose columns key, height, size, hash and the child keys start at `at`. */
+/** The branch (`version`, `seq`) from a row whose columns key, height, size, hash, the child keys and kids start at `at`. */
 function branchRow(version: number, seq: number, r: Row, at: number): BranchRow {
   return {
     version,
@@ -146,5 +146,6 @@ function branchRow(version: number, seq: number, r: Row, at: number): BranchRow 
     leftSeq: r[at + 5] as number,
     rightVersion: r[at + 6] as number,
     rightSeq: r[at + 7] as number,
+    kids: r[at + 8] === null ? null : blob(r[at + 8]),
   };
 }

@@ -8,6 +8,7 @@ import type Database from "better-sqlite3";
 import { IavlError } from "../base/errors.js";
 import { packageFile } from "../base/package-files.js";
 import { upgradeLayout1 } from "./migrations/002-layout2.js";
+import { addBranchKids } from "./migrations/007-branch-kids.js";
 import { pagesUpgradePending, upgradeToPages, type PagesUpgradeOptions } from "./migrations/006-pages.js";
 
 /** One migration file: `NNN_name.sql`. */
@@ -81,7 +82,7 @@ export function checkSchema(db: Database.Database, where: string, readOnly = fal
  * Conversions of existing rows that a migration's SQL alone cannot do, run in its transaction after the SQL. Each is a
  * module of src/sqlite/migrations/ named after its SQL file, frozen as the SQL is (it imports no live store code).
  */
-const UPGRADES: Record<number, (db: Database.Database) => void> = { 2: upgradeLayout1 };
+const UPGRADES: Record<number, (db: Database.Database) => void> = { 2: upgradeLayout1, 7: addBranchKids };
 
 /** The migration whose conversion (to pages) is too large for one transaction: it goes on over as many as it needs. */
 const PAGES_MIGRATION = 6;

@@ -5,6 +5,7 @@
 import { IavlError } from "../base/errors.js";
 import { latin1, latin1Bytes, latin1Of } from "../base/bytes.js";
 import { childRef, NONE, type NodeTable } from "../tree/node.js";
+import { decodeKids, encodeKids } from "./branch-kids.js";
 import { pageHash, pageKey, PageWriter, subtreeStart, type DecodedPage } from "./page-codec.js";
 import type { BranchRow, LeafRow } from "./rows.js";
 import { isPageSeq, LEAF_BASE, leafId, leafSeq, PAGE_BASE, PAGE_SLOTS, pageOfSeq, pageSeq, slotOfSeq } from "./shards.js";
@@ -46,7 +47,7 @@ export function branchRow(t: NodeTable, n: number): BranchRow {
   if (l === undefined || r === undefined || !t.hashed(n) || t.seq(n) === 0) {
     throw new IavlError("CORRUPT", `branch ${t.version(n)}/${t.seq(n)} cannot be stored: it is unhashed or a child is unnumbered`);
   }
-  return {
+  const row: BranchRow = {
     version: t.version(n),
     seq: t.seq(n),
     key: latin1Bytes(t.key(n)),
@@ -57,16 +58,34 @@ export function branchRow(t: NodeTable, n: number): BranchRow {
     leftSeq: storedSeq(l.seq),
     rightVersion: r.version,
     rightSeq: storedSeq(r.seq),
+    kids: null,
   };
+  // The children's records come from the children in memory or their stubs; a child known by node key alone (none
+  // is, in the spine a checkpoint writes) leaves the row without them, as rows were before.
+  const lr = t.left(n) || t.leftStub(n);
+  const rr = t.right(n) || t.rightStub(n);
+  if (lr !== NONE && rr !== NONE) {
+    const area = t.hashArea();
+    row.kids = encodeKids(row, { height: t.height(lr), size: t.size(lr), hashes: area, at: t.hashAt(lr) }, { height: t.height(rr), size: t.size(rr), hashes: area, at: t.hashAt(rr) });
+  }
+  return row;
 }
 
-/** Branch row `b` as a node of `t`, its children known by node key only. */
+/**
+ * Branch row `b` as a node of `t`, its children known by node key only, with a stub of each where the row records
+ * them (checked against the row's hash first: a damaged row is CORRUPT).
+ */
 export function branchNode(t: NodeTable, b: BranchRow): number {
+  const kids = b.kids === null ? undefined : decodeKids(b, b.kids);
   const n = t.keyedBranch(latin1(b.key), b.version, b.height, b.size);
   t.setSeq(n, memorySeq(b.seq));
   t.linkLeft(n, b.leftVersion, memorySeq(b.leftSeq));
   t.linkRight(n, b.rightVersion, memorySeq(b.rightSeq));
   t.setHashBytes(n, b.hash);
+  if (kids !== undefined) {
+    t.stub(n, true, b.leftVersion, kids.leftHeight, kids.leftSize, kids.bytes, kids.hashAt);
+    t.stub(n, false, b.rightVersion, kids.rightHeight, kids.rightSize, kids.bytes, kids.hashAt + 32);
+  }
   return n;
 }
 

@@ -68,7 +68,7 @@ export function writeBytes(w: VersionWrite): number {
  */
 const HEADER = 16;
 const LEAF_NUMS = 4;
-const BRANCH_NUMS = 10;
+const BRANCH_NUMS = 11;
 const PAGE_NUMS = 3;
 
 /** Packs `w`, into spare buffers where they are long enough; the result's buffers can be transferred. */
@@ -96,6 +96,7 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
     c.i += 8;
     putBytes(p, c, b.key);
     putBytes(p, c, b.hash);
+    putBytes(p, c, b.kids);
   }
   for (const g of w.pages) {
     nums[c.i++] = g.id;
@@ -142,10 +143,13 @@ export function unpackWrite(p: PackedWrite): VersionRows {
     }
   }
   const branchesAt: Cursor = { ...c };
-  // The pages start after the branches: 8 numbers and two lengths each.
+  // The pages start after the branches: 8 numbers and three lengths each (kids may be null).
   for (let k = 0; k < branchCount!; k++) {
     c.i += 8;
-    for (let f = 0; f < 2; f++) c.at += n[c.i++]!;
+    for (let f = 0; f < 3; f++) {
+      const len = n[c.i++]!;
+      if (len !== NULL) c.at += len;
+    }
   }
   const pagesAt: Cursor = { ...c };
   // The earlier versions' orphans come after the pages: 1 number and a length each.
@@ -168,7 +172,7 @@ export function unpackWrite(p: PackedWrite): VersionRows {
       for (let k = 0; k < branchCount!; k++) {
         const i = r.i;
         r.i += 8;
-        yield { version: n[i]!, seq: n[i + 1]!, height: n[i + 2]!, size: n[i + 3]!, leftVersion: n[i + 4]!, leftSeq: n[i + 5]!, rightVersion: n[i + 6]!, rightSeq: n[i + 7]!, key: takeBytes(p, r)!, hash: takeBytes(p, r)! };
+        yield { version: n[i]!, seq: n[i + 1]!, height: n[i + 2]!, size: n[i + 3]!, leftVersion: n[i + 4]!, leftSeq: n[i + 5]!, rightVersion: n[i + 6]!, rightSeq: n[i + 7]!, key: takeBytes(p, r)!, hash: takeBytes(p, r)!, kids: takeBytes(p, r) };
       }
     },
   };

@@ -15,7 +15,7 @@ const native = (zlib as { crc32?: Crc32 }).crc32;
  * CRC-32 of `data` after `value`. Empty data leaves it as it is: zlib restarts at 0 when handed no buffer, which is
  * what an empty blob read from SQLite is.
  */
-function crc32(data: Uint8Array, value = 0): number {
+export function crc32(data: Uint8Array, value = 0): number {
   if (data.length === 0) return value;
   return native === undefined ? tableCrc32(data, value) : native(data, value);
 }

@@ -40,6 +40,8 @@ export interface BranchRow extends BranchLinks {
   height: number;
   size: number;
   hash: Uint8Array;
+  /** The children's heights, sizes and hashes (sqlite/branch-kids.ts); null in rows written without them. */
+  kids: Uint8Array | null;
 }
 
 /** A branch's node key and its children's: the shape of the tree without what each node holds. */

@@ -86,7 +86,7 @@ export function createBranchTable(db: Connection, table: string): void {
   db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
     version INTEGER NOT NULL, seq INTEGER NOT NULL, key BLOB NOT NULL, height INTEGER NOT NULL,
     size INTEGER NOT NULL, hash BLOB NOT NULL, left_version INTEGER NOT NULL, left_seq INTEGER NOT NULL,
-    right_version INTEGER NOT NULL, right_seq INTEGER NOT NULL,
+    right_version INTEGER NOT NULL, right_seq INTEGER NOT NULL, kids BLOB,
     PRIMARY KEY (version, seq)) WITHOUT ROWID`);
 }
 
@@ -102,8 +102,8 @@ const insertTexts = new Map<string, string>();
 export function insertBranch(db: Connection, table: string, b: BranchRow): void {
   let text = insertTexts.get(table);
   if (text === undefined) {
-    text = `INSERT INTO ${table} (version, seq, key, height, size, hash, left_version, left_seq, right_version, right_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    text = `INSERT INTO ${table} (version, seq, key, height, size, hash, left_version, left_seq, right_version, right_seq, kids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
     insertTexts.set(table, text);
   }
-  sql(db, text).run(b.version, b.seq, b.key, b.height, b.size, b.hash, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq);
+  sql(db, text).run(b.version, b.seq, b.key, b.height, b.size, b.hash, b.leftVersion, b.leftSeq, b.rightVersion, b.rightSeq, b.kids);
 }

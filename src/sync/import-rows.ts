@@ -6,7 +6,8 @@
 import { latin1Bytes } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST } from "../base/hash.js";
 import type { ImportedNode } from "../tree/importer.js";
-import type { ImportBatch, PageWrite, VersionRow } from "../sqlite/rows.js";
+import type { BranchRow, ImportBatch, PageWrite, VersionRow } from "../sqlite/rows.js";
+import { encodeKids } from "../sqlite/branch-kids.js";
 import { leafKeySeq, leafRowId, storedSeq } from "../sqlite/node-rows.js";
 import { PageWriter } from "../sqlite/page-codec.js";
 import { PAGE_LEAVES, pageSeq } from "../sqlite/shards.js";
@@ -51,7 +52,7 @@ export class Numbering {
       const seq = (this.branches.get(n.version) ?? 0) + 1;
       this.branches.set(n.version, seq);
       n.seq = seq;
-      rows.branches.push({
+      const row: BranchRow = {
         version: n.version,
         seq,
         key: latin1Bytes(n.key),
@@ -62,7 +63,10 @@ export class Numbering {
         leftSeq: storedSeq(l.seq),
         rightVersion: r.version,
         rightSeq: storedSeq(r.seq),
-      });
+        kids: null,
+      };
+      row.kids = encodeKids(row, { height: l.height, size: l.size, hashes: digestBytes(l.hash), at: 0 }, { height: r.height, size: r.size, hashes: digestBytes(r.hash), at: 0 });
+      rows.branches.push(row);
     }
     return rows;
   }

@@ -144,8 +144,13 @@ export class Mutator {
     this.orphans.push(n);
     // Children evicted from `n` are loaded into `n` itself, not into its copy: the two then share them. Loaded into the
     // copy only, they would be a second set of the same stored nodes, which a checkpoint walking the tree that holds
-    // `n` would not renumber when it moves their page, leaving the live tree naming a page that pruning deletes.
-    if (t.height(n) > 0) this.left(n), this.right(n);
+    // `n` would not renumber when it moves their page, leaving the live tree naming a page that pruning deletes. A
+    // child `n` has a stub of stays unloaded: only a stored spine row gives stubs, and its children (spine rows and
+    // page roots) are stored as units of their own, which no checkpoint moves; the copy gets a stub of its own.
+    if (t.height(n) > 0) {
+      if (t.left(n) === NONE && t.leftStub(n) === NONE) this.src.left(n);
+      if (t.right(n) === NONE && t.rightStub(n) === NONE) this.src.right(n);
+    }
     return t.copy(n, this.version);
   }
 
@@ -175,17 +180,37 @@ export class Mutator {
     return c !== NONE ? c : this.src.right(n);
   }
 
+  /**
+   * A child's record for its height, size and hash: the child in memory, else its stub, else the child loaded. Its
+   * key and children are not to be read (a stub has none).
+   */
+  private leftRecord(n: number): number {
+    const t = this.table;
+    const c = t.left(n);
+    if (c !== NONE) return c;
+    const s = t.leftStub(n);
+    return s !== NONE ? s : this.src.left(n);
+  }
+
+  private rightRecord(n: number): number {
+    const t = this.table;
+    const c = t.right(n);
+    if (c !== NONE) return c;
+    const s = t.rightStub(n);
+    return s !== NONE ? s : this.src.right(n);
+  }
+
   private measure(n: number): void {
     const t = this.table;
-    const l = this.left(n);
-    const r = this.right(n);
+    const l = this.leftRecord(n);
+    const r = this.rightRecord(n);
     const hl = t.height(l);
     const hr = t.height(r);
     t.measure(n, (hl > hr ? hl : hr) + 1, t.size(l) + t.size(r));
   }
 
   private balanceOf(n: number): number {
-    return this.table.height(this.left(n)) - this.table.height(this.right(n));
+    return this.table.height(this.leftRecord(n)) - this.table.height(this.rightRecord(n));
   }
 
   private balance(n: number): number {

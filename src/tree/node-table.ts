@@ -15,7 +15,8 @@ export const NONE = 0;
 //   f[0] version   f[1] size   i[4] left   i[5] right   i[6] key prefix << 8 | height << 1 | hashed   i[7] key owner
 //   bytes 32..63 the hash
 // A store's nodes have a second record of links in `links` (5 float64): seq, leftVersion, leftSeq, rightVersion,
-// rightSeq, read only at loads, checkpoints and eviction.
+// rightSeq, read only at loads, checkpoints and eviction; and two int32 in `stubIds`: the stubs of children known only
+// by node key (see `leftStub`).
 const F = 8; // float64 slots a record
 const I = 16; // int32 slots a record
 const B = 64; // bytes a record
@@ -81,6 +82,8 @@ export class NodeTable {
   private i: Int32Array;
   private u8: Uint8Array;
   private links: Float64Array;
+  private stubBuf: ArrayBuffer;
+  private stubIds: Int32Array;
   private readonly stored: boolean;
   /**
    * Key strings by the node that owns them: every leaf, and the branches that got a key of their own (loaded from a
@@ -111,6 +114,8 @@ export class NodeTable {
     this.u8 = new Uint8Array(this.buf);
     this.linkBuf = slab(this.stored ? this.cap * L * 8 : 0, this.stored && !fixed ? MAX_NODES * L * 8 : 0);
     this.links = new Float64Array(this.linkBuf);
+    this.stubBuf = slab(this.stored ? this.cap * 8 : 0, this.stored && !fixed ? MAX_NODES * 8 : 0);
+    this.stubIds = new Int32Array(this.stubBuf);
     this.free = new Int32Array(256);
   }
 
@@ -162,9 +167,11 @@ export class NodeTable {
   /** Links a child in memory (its node key is then the child's own). */
   setLeft(n: number, c: number): void {
     this.i[n * I + 4] = c;
+    if (this.stored && this.stubIds[2 * n] !== NONE) this.dropStub(n, 0);
   }
   setRight(n: number, c: number): void {
     this.i[n * I + 5] = c;
+    if (this.stored && this.stubIds[2 * n + 1] !== NONE) this.dropStub(n, 1);
   }
   value(n: number): Uint8Array | undefined {
     return this.values[n];
@@ -200,11 +207,52 @@ export class NodeTable {
     this.i[n * I + 4] = NONE;
     this.links[n * L + 1] = version;
     this.links[n * L + 2] = seq;
+    this.dropStub(n, 0);
   }
   linkRight(n: number, version: number, seq: number): void {
     this.i[n * I + 5] = NONE;
     this.links[n * L + 3] = version;
     this.links[n * L + 4] = seq;
+    this.dropStub(n, 1);
+  }
+
+  // ---- stubs (stored tables only) --------------------------------------------------------------------------------
+  //
+  // A stub stands for a child known only by its node key: a record with the child's version, size, height and hash
+  // and no key or children, owned by the parent and reachable only through leftStub/rightStub, never as anyone's
+  // child, so no walk of the tree can take it for a node. A parent loaded from a row that carries its children's
+  // hashes, heights and sizes gets one per side: a rehash, a size or a balance factor then reads no sibling.
+
+  /** The stub of the left child when that child is known only by node key, or {@link NONE}. */
+  leftStub(n: number): number {
+    return this.stored ? this.stubIds[2 * n]! : NONE;
+  }
+  rightStub(n: number): number {
+    return this.stored ? this.stubIds[2 * n + 1]! : NONE;
+  }
+  /** Gives `n` a stub for its child on one side (known by node key): that child's version, height, size and hash. */
+  stub(n: number, left: boolean, version: number, height: number, size: number, hash: Uint8Array, at: number): void {
+    const side = left ? 0 : 1;
+    this.dropStub(n, side);
+    const s = this.alloc();
+    this.init(s, NONE, 0, version, height, size);
+    this.setHashFrom(s, hash, at);
+    this.stubIds[2 * n + side] = s;
+  }
+  /** Takes `n`'s stub on one side away from it (the caller retires it): its child is being loaded. */
+  takeStub(n: number, left: boolean): number {
+    if (!this.stored) return NONE;
+    const k = 2 * n + (left ? 0 : 1);
+    const s = this.stubIds[k]!;
+    this.stubIds[k] = NONE;
+    return s;
+  }
+  private dropStub(n: number, side: number): void {
+    if (!this.stored) return;
+    const s = this.stubIds[2 * n + side]!;
+    if (s === NONE) return;
+    this.stubIds[2 * n + side] = NONE;
+    this.retire(s);
   }
 
   // ---- hashes ----------------------------------------------------------------------------------------------------
@@ -292,6 +340,8 @@ export class NodeTable {
     if (this.stored) {
       const links = grownTo(this.linkBuf, cap * L * 8);
       if (links !== this.linkBuf) [this.linkBuf, this.links] = [links, new Float64Array(links)];
+      const stubs = grownTo(this.stubBuf, cap * 8);
+      if (stubs !== this.stubBuf) [this.stubBuf, this.stubIds] = [stubs, new Int32Array(stubs)];
     }
     this.cap = cap;
   }
@@ -304,7 +354,11 @@ export class NodeTable {
     const i = n * I;
     this.i[i + 6] = (kp << 8) | (height << 1);
     this.i[i + 7] = keyOwner;
-    if (this.stored) this.links[n * L] = 0;
+    if (this.stored) {
+      this.links[n * L] = 0;
+      this.stubIds[2 * n] = NONE;
+      this.stubIds[2 * n + 1] = NONE;
+    }
   }
 
   /** A new leaf. */
@@ -352,7 +406,21 @@ export class NodeTable {
       const l = this.links;
       for (let k = 0; k < L; k++) l[c * L + k] = l[n * L + k]!;
       l[c * L] = 0;
+      // Each parent owns its stubs: the copy gets its own of each (made before storing them: a growth replaces arrays).
+      const a = this.cloneStub(this.stubIds[2 * n]!);
+      const b = this.cloneStub(this.stubIds[2 * n + 1]!);
+      this.stubIds[2 * c] = a;
+      this.stubIds[2 * c + 1] = b;
     }
+    return c;
+  }
+
+  private cloneStub(s: number): number {
+    if (s === NONE) return NONE;
+    const c = this.alloc();
+    this.init(c, NONE, 0, this.f[s * F]!, this.height(s), this.f[s * F + 1]!);
+    this.u8.copyWithin(c * B + HASH, s * B + HASH, s * B + HASH + 32);
+    this.i[c * I + 6] = this.i[c * I + 6]! | HASHED;
     return c;
   }
 
@@ -391,6 +459,13 @@ export class NodeTable {
   }
 
   private release(n: number): void {
+    if (this.stored) {
+      const a = this.stubIds[2 * n]!;
+      const b = this.stubIds[2 * n + 1]!;
+      this.stubIds[2 * n] = this.stubIds[2 * n + 1] = NONE;
+      if (a !== NONE) this.release(a);
+      if (b !== NONE) this.release(b);
+    }
     const i = this.i;
     if (this.height(n) === 0 || i[n * I + 7] === n) {
       this.keys[n] = "";

@@ -72,12 +72,13 @@ function hashDirty(src: NodeSource, t: NodeTable, n: number): void {
     t.hashLeaf(n, src.valueHash(n));
     return;
   }
-  // A clean child (most of them: one per changed path and level) costs a flag test, not a call.
+  // A clean child (most of them: one per changed path and level) costs a flag test, not a call; one known only by
+  // node key gives its hash through its stub, when its parent has one, without a read.
   let l = t.left(n);
-  if (l === NONE) l = src.left(n);
+  if (l === NONE) l = t.leftStub(n) || src.left(n);
   if (!t.hashed(l)) hashDirty(src, t, l);
   let r = t.right(n);
-  if (r === NONE) r = src.right(n);
+  if (r === NONE) r = t.rightStub(n) || src.right(n);
   if (!t.hashed(r)) hashDirty(src, t, r);
   t.hashInner(n, l, r);
 }

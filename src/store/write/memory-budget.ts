@@ -57,6 +57,19 @@ export class MemoryBudget {
     return this.resident + held > this.budgetNodes && (this.reached || this.evictable >= this.walked * WALK_SHARE);
   }
 
+  /**
+   * True when the spine of a tree of `size` keys, with a stub for each page root below it, takes at most half the
+   * budget: ~0.18 records a key (a page per 11 leaves, measured at 1M keys; one spine node and one stub each).
+   */
+  holdsSpine(size: number): boolean {
+    return 0.2 * size <= this.budgetNodes / 2;
+  }
+
+  /** `nodes` spine nodes and their stubs came into memory outside a change (a warming of the spine after a reopen). */
+  warmed(nodes: number): void {
+    this.resident += nodes;
+  }
+
   /** True when `held` nodes outside the tree (a checkpoint's, see checkpoint-steps.ts) take a quarter of the budget. */
   tooManyHeld(held: number): boolean {
     return held > this.budgetNodes / 4;
