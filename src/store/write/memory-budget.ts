@@ -58,11 +58,12 @@ export class MemoryBudget {
   }
 
   /**
-   * True when the spine of a tree of `size` keys, with a stub for each page root below it, takes at most half the
-   * budget: ~0.18 records a key (a page per 11 leaves, measured at 1M keys; one spine node and one stub each).
+   * True when the spine of a tree of `size` keys, with a stub for each page root below it, fits in what eviction
+   * keeps (three quarters of the budget): ~0.18 records a key (a page per 11 leaves, measured at 1M keys; a spine node
+   * and a stub each). Changes would load it all in time anyway, a row at a time, since eviction keeps the spine.
    */
   holdsSpine(size: number): boolean {
-    return 0.2 * size <= this.budgetNodes / 2;
+    return 0.18 * size <= this.budgetNodes * 0.75;
   }
 
   /** `nodes` spine nodes and their stubs came into memory outside a change (a warming of the spine after a reopen). */
