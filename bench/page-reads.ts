@@ -136,6 +136,14 @@ try {
       `${label}: ${n} versions, ${changes} changes, ${(changes / secs).toFixed(0)} changes/s; rows read per change ${per(all)} (branch ${per(rows["branch"]!)}, leaf ${per(rows["leaf"]!)}, page ${per(rows["page"]!)}, spine rows read in batches ${per(rows["batched"]!)}; of them by checkpoints ${per(rows["checkpoint"]!)}); ` +
         `${written.checkpoints} checkpoints wrote per change ${per(written.branches)} branch rows, ${per(written.pages)} pages (${(written.pageBytes / Math.max(1, written.pages)).toFixed(0)} bytes each)`,
     );
+    // What memory holds at the end: the writer's node records against its budget (200 bytes a record), and the process
+    // (whose RSS includes what a build or an import in this process left).
+    const live = (t as unknown as { backend: { set: { src: { t: { live: number } } } } }).backend.set.src.t.live;
+    const mem = process.memoryUsage();
+    console.log(
+      `  at its end: ${live} node records (the budget counts ${Math.floor((Number(a.budget) * 2 ** 20) / 200)}); RSS ${(mem.rss / 2 ** 20).toFixed(0)} MiB, ` +
+        `JS heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB, array buffers ${(mem.arrayBuffers / 2 ** 20).toFixed(0)} MiB`,
+    );
   };
   run(Number(a.warm), `warm-up, budget ${a.budget} MiB`);
   // PROFILE=file: a CPU profile of the measured versions alone.
