@@ -8,7 +8,7 @@ import { childRef, NONE, type NodeTable } from "../tree/node.js";
 import { decodeKids, encodeKids } from "./branch-kids.js";
 import { pageHash, pageKey, PageWriter, subtreeStart, type DecodedPage } from "./page-codec.js";
 import type { BranchRow, LeafRow } from "./rows.js";
-import { isPageSeq, LEAF_BASE, leafId, leafSeq, PAGE_BASE, PAGE_SLOTS, pageOfSeq, pageSeq, slotOfSeq } from "./shards.js";
+import { isPageSeq, LEAF_BASE, leafId, leafSeq, PAGE_BASE, PAGE_LEAVES, PAGE_SLOTS, pageOfSeq, pageSeq, slotOfSeq } from "./shards.js";
 
 export type { DecodedPage } from "./page-codec.js";
 
@@ -82,7 +82,8 @@ export function branchNode(t: NodeTable, b: BranchRow): number {
   t.linkLeft(n, b.leftVersion, memorySeq(b.leftSeq));
   t.linkRight(n, b.rightVersion, memorySeq(b.rightSeq));
   t.setHashBytes(n, b.hash);
-  if (kids !== undefined) {
+  // Only a spine row's node holds stubs: see Mutator.measure.
+  if (kids !== undefined && b.size > PAGE_LEAVES) {
     t.stub(n, true, b.leftVersion, kids.leftHeight, kids.leftSize, kids.bytes, kids.hashAt);
     t.stub(n, false, b.rightVersion, kids.rightHeight, kids.rightSize, kids.bytes, kids.hashAt + 32);
   }

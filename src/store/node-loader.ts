@@ -18,6 +18,7 @@ const WARM_BATCH = 4096;
 /** A {@link NodeSource} over a store, with a node table of its own, counting loads so that the owner knows when to evict. */
 export class NodeLoader implements NodeSource {
   readonly t = new NodeTable({ stored: true });
+  readonly pageLeaves = PAGE_LEAVES;
   /** Nodes loaded since the counter was last reset. */
   loads = 0;
   /** SQLite rows read by loads (a page, a branch or a leaves row each), never reset: what the layout costs. */

@@ -27,12 +27,16 @@ export class Mutator {
   /** Nodes of this version that left the tree during the current operation: freed once it is done. */
   private readonly dropped: number[] = [];
 
+  /** Nodes of at most this many leaves hold no stubs (see {@link measure}). */
+  private readonly pageLeaves: number;
+
   constructor(
     /** The version being built: every node created or copied takes it. */
     public version: number,
     private readonly src: NodeSource,
   ) {
     this.table = src.t;
+    this.pageLeaves = src.pageLeaves ?? 0;
   }
 
   /** {@link orphans}, handed to the caller; the mutator starts a new list. */
@@ -145,8 +149,10 @@ export class Mutator {
     // Children evicted from `n` are loaded into `n` itself, not into its copy: the two then share them. Loaded into the
     // copy only, they would be a second set of the same stored nodes, which a checkpoint walking the tree that holds
     // `n` would not renumber when it moves their page, leaving the live tree naming a page that pruning deletes. A
-    // child `n` has a stub of stays unloaded: only a stored spine row gives stubs, and its children (spine rows and
-    // page roots) are stored as units of their own, which no checkpoint moves; the copy gets a stub of its own.
+    // child `n` has a stub of stays unloaded, and the copy gets a stub of its own: only a spine row (more than
+    // `pageLeaves` leaves) gives stubs, its children are spine rows and page roots, which a checkpoint moves only
+    // into the page of a parent that has become small enough to be one, and {@link measure} loads the children of
+    // such a parent into it first.
     if (t.height(n) > 0) {
       if (t.left(n) === NONE && t.leftStub(n) === NONE) this.src.left(n);
       if (t.right(n) === NONE && t.rightStub(n) === NONE) this.src.right(n);
@@ -206,7 +212,16 @@ export class Mutator {
     const r = this.rightRecord(n);
     const hl = t.height(l);
     const hr = t.height(r);
-    t.measure(n, (hl > hr ? hl : hr) + 1, t.size(l) + t.size(r));
+    const size = t.size(l) + t.size(r);
+    t.measure(n, (hl > hr ? hl : hr) + 1, size);
+    // Small enough now to go into a page: the checkpoint will move its children there, so they must be the ones in
+    // memory below `n`, which every later copy shares, not stubs that each copy would load for itself (a copy made
+    // before the walk loaded them went on naming the page they left, which a prune then deleted: the 1M-key churn
+    // failed with CORRUPT after 200 versions).
+    if (size <= this.pageLeaves && (t.leftStub(n) !== NONE || t.rightStub(n) !== NONE)) {
+      this.src.left(n);
+      this.src.right(n);
+    }
   }
 
   private balanceOf(n: number): number {

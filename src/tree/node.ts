@@ -37,6 +37,11 @@ export interface NodeSource {
   right(n: number): number;
   /** The value hash of a leaf (a store may keep it without the value). */
   valueHash(leaf: number): Digest;
+  /**
+   * For a source whose nodes may hold stubs: the most leaves a subtree stored as a page has. Only nodes of more hold
+   * stubs, and the mutator loads a node's stubbed children into it when it becomes that small.
+   */
+  readonly pageLeaves?: number;
 }
 
 /** The source of a tree held wholly in memory: every child is present. */
