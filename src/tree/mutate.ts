@@ -190,26 +190,19 @@ export class Mutator {
    * A child's record for its height, size and hash: the child in memory, else its stub, else the child loaded. Its
    * key and children are not to be read (a stub has none).
    */
-  private leftRecord(n: number): number {
+  private record(n: number, left: boolean): number {
     const t = this.table;
-    const c = t.left(n);
+    const c = left ? t.left(n) : t.right(n);
     if (c !== NONE) return c;
-    const s = t.leftStub(n);
-    return s !== NONE ? s : this.src.left(n);
-  }
-
-  private rightRecord(n: number): number {
-    const t = this.table;
-    const c = t.right(n);
-    if (c !== NONE) return c;
-    const s = t.rightStub(n);
-    return s !== NONE ? s : this.src.right(n);
+    const s = left ? t.leftStub(n) : t.rightStub(n);
+    if (s !== NONE) return s;
+    return left ? this.src.left(n) : this.src.right(n);
   }
 
   private measure(n: number): void {
     const t = this.table;
-    const l = this.leftRecord(n);
-    const r = this.rightRecord(n);
+    const l = this.record(n, true);
+    const r = this.record(n, false);
     const hl = t.height(l);
     const hr = t.height(r);
     const size = t.size(l) + t.size(r);
@@ -225,7 +218,7 @@ export class Mutator {
   }
 
   private balanceOf(n: number): number {
-    return this.table.height(this.leftRecord(n)) - this.table.height(this.rightRecord(n));
+    return this.table.height(this.record(n, true)) - this.table.height(this.record(n, false));
   }
 
   private balance(n: number): number {
