@@ -21,6 +21,8 @@ export interface LifeOptions {
   durability: Durability;
   /** Starts from a copy of a store layout-2 code wrote (test/fixtures/sim-layout2), upgraded by the first open. */
   upgraded?: boolean;
+  /** The fewest rows a checkpoint step writes: small, a life's small trees have checkpoints spread over commits. */
+  checkpointStepRows?: number;
 }
 
 /** The options `Tree.open` takes for a life's store, with `durability` (each reopen may change it). */
@@ -33,6 +35,7 @@ export function openOptions(o: LifeOptions, durability: Durability): OpenOptions
     shardSize: o.shardSize,
     initialVersion: o.initialVersion,
     durability,
+    checkpointStepRows: o.checkpointStepRows,
   };
 }
 
@@ -93,6 +96,11 @@ export interface LifeKinds {
   full?: boolean;
   /** Some lives start from a store layout-2 code wrote (a fixture), upgraded by their first open. */
   upgraded?: boolean;
+  /**
+   * Some lives write each checkpoint over several commits, as large trees do: a life's tree of at most 48 keys has
+   * fewer rows than a step's default 256, so its checkpoints would otherwise end in the commit that begins them.
+   */
+  spread?: boolean;
 }
 
 const SLOTS = 3;
@@ -245,6 +253,8 @@ export function drawLife(seed: number, kinds: LifeKinds, maxSteps = 220): Life {
   steps.push({ t: "settle" }, { t: "check" });
   // Drawn apart, so that the lives of seeds drawn before it existed are unchanged; the fixture's history starts at 1.
   if (kinds.upgraded === true && new Random(seed ^ 0x1a7e2).chance(0.35)) Object.assign(options, { upgraded: true, initialVersion: 1 });
+  const spread = new Random(seed ^ 0x5b7ead);
+  if (kinds.spread === true && spread.chance(0.5)) options.checkpointStepRows = spread.int(1, 6);
   return { seed, options, steps };
 }
 

@@ -21,11 +21,19 @@ const { values } = parseArgs({
     "no-damage": { type: "boolean", default: false },
     "no-full": { type: "boolean", default: false },
     "no-upgraded": { type: "boolean", default: false },
+    "no-spread": { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     multi: { type: "boolean", default: false },
   },
 });
-const kinds = { crash: !values["no-crash"], cli: !values["no-cli"], damage: !values["no-damage"], full: !values["no-full"], upgraded: !values["no-upgraded"] };
+const kinds = {
+  crash: !values["no-crash"],
+  cli: !values["no-cli"],
+  damage: !values["no-damage"],
+  full: !values["no-full"],
+  upgraded: !values["no-upgraded"],
+  spread: !values["no-spread"],
+};
 // Each kind of life has its own default length.
 const maxSteps = values.steps === undefined ? undefined : Number(values.steps);
 

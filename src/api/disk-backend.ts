@@ -75,6 +75,7 @@ export class DiskBackend implements Backend {
       let backend: DiskBackend | undefined;
       const set = new WorkingSet(folder.db, folder.file, {
         checkpointInterval: options.checkpointInterval,
+        checkpointStepRows: options.checkpointStepRows,
         memoryBudgetMiB: options.memoryBudgetMiB,
         asyncQueue: options.durability === "async" ? options.asyncQueue : undefined,
         snapshotEvery: options.keepEvery,

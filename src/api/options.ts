@@ -27,6 +27,12 @@ export const openOptionsSchema = z
      */
     checkpointInterval: z.number().int().min(1).max(1_000_000).default(100),
     /**
+     * A checkpoint's rows are written over the commits that follow it, a step per commit of at least this many rows
+     * (default 256), so that no one commit stalls on a whole tree. Higher ends small checkpoints sooner; lower spreads
+     * even a small tree's checkpoint over several commits (the lifecycle simulator's lives do, to go through it).
+     */
+    checkpointStepRows: z.number().int().min(1).max(1_000_000).default(256),
+    /**
      * Memory the working set may use for tree nodes, in MiB; clean nodes beyond it are evicted. Default 512: at a
      * million keys the whole tree then stays in memory (churn at twice the rate of 256) within ~930 MiB of peak RSS.
      */

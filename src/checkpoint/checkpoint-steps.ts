@@ -12,9 +12,6 @@ import { isPageSeq, pageOfSeq } from "../sqlite/shards.js";
 import { DirtyWalk, storedAsPage, type CheckpointBatch } from "./dirty-branches.js";
 import { HeldNodes } from "./held-nodes.js";
 
-/** The fewest rows a step writes: a small tree's checkpoint ends in a few commits. */
-const MIN_STEP_ROWS = 256;
-
 /** A checkpoint made whole: its version, and the node key of its root (none for an empty tree). */
 export interface CheckpointDone {
   version: number;
@@ -74,6 +71,8 @@ export class CheckpointSteps {
      * open, where the count's first read of an index cost ~20 ms at 1M keys.
      */
     private readonly storedRows: () => number = () => 0,
+    /** The fewest rows a step writes: a small tree's checkpoint ends in a few commits. */
+    private readonly minStepRows = 256,
   ) {}
 
   /** The version being made a checkpoint, if one is. */
@@ -104,7 +103,7 @@ export class CheckpointSteps {
     const walk = this.walk;
     try {
       const last = (this.lastRows ??= this.storedRows());
-      const rows = endsNow(walk.version) ? Infinity : Math.max(MIN_STEP_ROWS, Math.ceil(last / this.spreadOver));
+      const rows = endsNow(walk.version) ? Infinity : Math.max(this.minStepRows, Math.ceil(last / this.spreadOver));
       return this.stepOf(walk.step(rows, firstPage, (n) => this.holding.versionOf(n)), began);
     } catch (e) {
       if (began) this.drop();

@@ -21,6 +21,8 @@ import { WriterViews } from "./writer-views.js";
 export interface WorkingSetOptions {
   /** Versions between checkpoints. */
   checkpointInterval: number;
+  /** The fewest rows a step of a checkpoint writes. */
+  checkpointStepRows: number;
   /** Memory for tree nodes, in MiB. */
   memoryBudgetMiB: number;
   /** Land versions in a writer thread (durability "async") with this many in flight; undefined: write inline. */
@@ -72,7 +74,7 @@ export class WorkingSet {
     this.schedule = CheckpointSchedule.resume(read.versions, this.opened.version, options.checkpointInterval, options.snapshotEvery);
     // The last checkpoint's pages, and about as many spine rows above them.
     const lastRows = (): number => 2 * read.pages.writtenBy(this.schedule.lastWritten);
-    this.checkpoints = new CheckpointSteps(this.src, spreadOf(options.checkpointInterval), lastRows);
+    this.checkpoints = new CheckpointSteps(this.src, spreadOf(options.checkpointInterval), lastRows, options.checkpointStepRows);
     this.budget = new MemoryBudget(options.memoryBudgetMiB, root === NONE ? 0 : this.src.t.size(root));
     this.writer = new VersionWriter(store, file, this.src.t, this.opened.version, {
       asyncQueue: options.asyncQueue,
