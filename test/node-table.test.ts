@@ -32,3 +32,46 @@ describe("NodeTable growth", () => {
     });
   }
 });
+
+/**
+ * Stubs (a parent's record of a child known only by node key) belong to their parent alone: a copy gets its own,
+ * linking or loading the child drops it, and freeing the parent frees them, across growths by a copy too.
+ */
+describe("NodeTable stubs", () => {
+  for (const fixed of [false, true]) {
+    it(`are owned by one parent each and freed with it (${fixed ? "by a copy" : "in place"})`, () => {
+      const t = new NodeTable({ stored: true, capacity: 16, fixed });
+      const hash = Uint8Array.from({ length: 64 }, (_, j) => j);
+      const parents: number[] = [];
+      for (let k = 0; k < 2_000; k++) {
+        const n = t.keyedBranch(`b${k}`, 9, 5, 40);
+        t.linkLeft(n, 3, 100 + k);
+        t.linkRight(n, 4, 200 + k);
+        t.stub(n, true, 3, 4, 25, hash, 0);
+        t.stub(n, false, 4, 3, 15, hash, 32);
+        parents.push(n);
+      }
+      expect(t.live).toBe(3 * 2_000);
+      const copies = parents.map((n) => t.copy(n, 10));
+      expect(t.live).toBe(6 * 2_000);
+      for (const [k, c] of copies.entries()) {
+        const n = parents[k]!;
+        expect(t.leftStub(c)).not.toBe(t.leftStub(n));
+        for (const [p, s, h, size, at] of [[c, t.leftStub(c), 4, 25, 0], [c, t.rightStub(c), 3, 15, 32]] as const) {
+          expect([t.version(s), t.height(s), t.size(s), t.hashed(s)]).toEqual([s === t.leftStub(p) ? 3 : 4, h, size, true]);
+          expect(t.hashArea().subarray(t.hashAt(s), t.hashAt(s) + 32)).toEqual(hash.subarray(at, at + 32));
+        }
+      }
+      // A child linked or loaded in its place drops the stub; freeing a parent frees what it still has.
+      const child = t.leaf("x", undefined, 3);
+      t.setLeft(copies[0]!, child);
+      expect(t.leftStub(copies[0]!)).toBe(0);
+      t.linkRight(copies[1]!, 5, 5);
+      expect(t.rightStub(copies[1]!)).toBe(0);
+      expect(t.live).toBe(6 * 2_000 - 2 + 1);
+      for (const c of copies) t.retire(c);
+      for (const n of parents) t.retire(n);
+      expect(t.live).toBe(1);
+    });
+  }
+});
