@@ -135,7 +135,7 @@ export class NodeLoader implements NodeSource {
         cold(n, true);
         cold(n, false);
       }
-      if (want.length === 0) return stack.length === 0;
+      if (want.length === 0) return true; // the walk ended with nothing cold left
       const rows = this.reading(() => this.store.branches.many(want.map((w) => [w[2], w[3]] as const)));
       const byKey = new Map<string, BranchRow>();
       for (const r of rows) byKey.set(`${r.version}/${r.seq}`, r);
