@@ -62,8 +62,8 @@ export function branchRow(t: NodeTable, n: number): BranchRow {
   };
   // The children's records come from the children in memory or their stubs; a child known by node key alone (none
   // is, in the spine a checkpoint writes) leaves the row without them, as rows were before.
-  const lr = t.left(n) || t.leftStub(n);
-  const rr = t.right(n) || t.rightStub(n);
+  const lr = t.childRecord(n, true);
+  const rr = t.childRecord(n, false);
   if (lr !== NONE && rr !== NONE) {
     const area = t.hashArea();
     row.kids = encodeKids(row, { height: t.height(lr), size: t.size(lr), hashes: area, at: t.hashAt(lr) }, { height: t.height(rr), size: t.size(rr), hashes: area, at: t.hashAt(rr) });

@@ -59,7 +59,7 @@ export class NodeLoader implements NodeSource {
     const t = this.t;
     const s = t.takeStub(n, left);
     if (s !== NONE) {
-      const same = t.height(s) === t.height(c) && t.size(s) === t.size(c) && t.version(s) === t.version(c) && sameHash(t, s, c);
+      const same = t.height(s) === t.height(c) && t.size(s) === t.size(c) && t.version(s) === t.version(c) && t.sameHash(s, c);
       t.retire(s);
       if (!same) {
         throw new IavlError("CORRUPT", `node ${t.version(c)}/${t.seq(c)} differs from what its parent ${t.version(n)}/${t.seq(n)} records of it`);
@@ -194,15 +194,6 @@ export class NodeLoader implements NodeSource {
     }
     throw new IavlError("CORRUPT", `node ${version}/${seq} is missing from the store`);
   }
-}
-
-/** True when nodes `a` and `b` of `t` hold the same hash. */
-function sameHash(t: NodeTable, a: number, b: number): boolean {
-  const h = t.hashArea();
-  const x = t.hashAt(a);
-  const y = t.hashAt(b);
-  for (let k = 0; k < 32; k++) if (h[x + k] !== h[y + k]) return false;
-  return true;
 }
 
 /**

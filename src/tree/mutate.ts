@@ -186,16 +186,10 @@ export class Mutator {
     return c !== NONE ? c : this.src.right(n);
   }
 
-  /**
-   * A child's record for its height, size and hash: the child in memory, else its stub, else the child loaded. Its
-   * key and children are not to be read (a stub has none).
-   */
+  /** A child's record for its height, size and hash ({@link NodeTable.childRecord}), loading the child if it has none. */
   private record(n: number, left: boolean): number {
-    const t = this.table;
-    const c = left ? t.left(n) : t.right(n);
-    if (c !== NONE) return c;
-    const s = left ? t.leftStub(n) : t.rightStub(n);
-    if (s !== NONE) return s;
+    const r = this.table.childRecord(n, left);
+    if (r !== NONE) return r;
     return left ? this.src.left(n) : this.src.right(n);
   }
 

@@ -230,14 +230,28 @@ export class NodeTable {
   rightStub(n: number): number {
     return this.stored ? this.stubIds[2 * n + 1]! : NONE;
   }
+  /**
+   * The record of `n`'s child on one side for its version, height, size and hash: the child in memory, else its stub,
+   * else {@link NONE} (the child must be loaded). Its key and children are not to be read: a stub has none.
+   */
+  childRecord(n: number, left: boolean): number {
+    const c = left ? this.left(n) : this.right(n);
+    if (c !== NONE) return c;
+    return left ? this.leftStub(n) : this.rightStub(n);
+  }
   /** Gives `n` a stub for its child on one side (known by node key): that child's version, height, size and hash. */
   stub(n: number, left: boolean, version: number, height: number, size: number, hash: Uint8Array, at: number): void {
     const side = left ? 0 : 1;
     this.dropStub(n, side);
+    const s = this.newStub(version, height, size, hash, at);
+    this.stubIds[2 * n + side] = s;
+  }
+  private newStub(version: number, height: number, size: number, hash: Uint8Array, at: number): number {
     const s = this.alloc();
     this.init(s, NONE, 0, version, height, size);
+    // `hash` may be this table's area from before a growth by a copy: it still holds the same bytes.
     this.setHashFrom(s, hash, at);
-    this.stubIds[2 * n + side] = s;
+    return s;
   }
   /** Takes `n`'s stub on one side away from it (the caller retires it): its child is being loaded. */
   takeStub(n: number, left: boolean): number {
@@ -314,6 +328,12 @@ export class NodeTable {
     const o = n * B + HASH;
     for (let k = 0; k < 32; k++) u8[o + k] = from[at + k]!;
     this.i[n * I + 6] = this.i[n * I + 6]! | HASHED;
+  }
+  /** True when nodes `a` and `b` hold the same hash. */
+  sameHash(a: number, b: number): boolean {
+    const u8 = this.u8;
+    for (let k = 0; k < 32; k++) if (u8[a * B + HASH + k] !== u8[b * B + HASH + k]) return false;
+    return true;
   }
   /** The hash in an array of its own. */
   hashBytes(n: number): Uint8Array {
@@ -416,12 +436,7 @@ export class NodeTable {
   }
 
   private cloneStub(s: number): number {
-    if (s === NONE) return NONE;
-    const c = this.alloc();
-    this.init(c, NONE, 0, this.f[s * F]!, this.height(s), this.f[s * F + 1]!);
-    this.u8.copyWithin(c * B + HASH, s * B + HASH, s * B + HASH + 32);
-    this.i[c * I + 6] = this.i[c * I + 6]! | HASHED;
-    return c;
+    return s === NONE ? NONE : this.newStub(this.f[s * F]!, this.height(s), this.f[s * F + 1]!, this.u8, s * B + HASH);
   }
 
   /** Frees `n` now, or once no walk is open. */
