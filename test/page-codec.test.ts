@@ -3,7 +3,7 @@ import { latin1, toHex, utf8 } from "../src/base/bytes.js";
 import { IavlError } from "../src/base/errors.js";
 import { NodeTable } from "../src/tree/node.js";
 import { decodePage, pageHash, pageKey, PageWriter, subtreeStart } from "../src/sqlite/page-codec.js";
-import { leafKeySeq, pageNodes, pageRow } from "../src/sqlite/node-rows.js";
+import { encodePage, leafKeySeq, numberPage, pageNodes } from "../src/sqlite/node-rows.js";
 import { isPageSeq, pageOfSeq, pageSeq, slotOfSeq } from "../src/sqlite/shards.js";
 
 const hash = (b: number): Uint8Array => new Uint8Array(32).fill(b);
@@ -85,8 +85,10 @@ describe("page rows", () => {
     expect(t.seq(t.left(root))).toBe(leafKeySeq(7));
     expect(isPageSeq(t.seq(root)) && pageOfSeq(t.seq(root)) === 9 && slotOfSeq(t.seq(t.right(root))) === 1).toBe(true);
     const moved: number[] = [];
-    const again = pageRow(t, root, 12, (_n, old) => moved.push(old));
+    const length = numberPage(t, root, 12, (_n, old) => moved.push(old));
+    const again = encodePage(t, root);
     expect(again).toEqual(small());
+    expect(length).toBe(again.length);
     expect(moved).toEqual([pageSeq(9, 1), pageSeq(9, 0)]);
     expect(t.seq(root)).toBe(pageSeq(12, 0));
     // A subtree of the page alone: the branch over b and c.

@@ -6,7 +6,7 @@
  */
 import { NONE, type NodeSource, type NodeTable } from "../tree/node.js";
 import type { BranchRow, BranchRows, PageRows, PageWrite } from "../sqlite/rows.js";
-import { branchRow, pageRow } from "../sqlite/node-rows.js";
+import { branchRow, encodePage, numberPage } from "../sqlite/node-rows.js";
 import { KIDS_BYTES } from "../sqlite/branch-kids.js";
 import { NO_PAGES } from "../sqlite/page-rows.js";
 import { isPageSeq, PAGE_LEAVES, slotOfSeq } from "../sqlite/shards.js";
@@ -110,7 +110,7 @@ export class DirtyWalk {
     const t = this.src.t;
     const numbered: number[] = [];
     const renumbered: number[] = []; // node, its sequence before, …
-    const pages: PageWrite[] = [];
+    const pages: number[] = []; // their roots; encoded as they are written
     const moved: number[] = [];
     const late = new Map<number, number[]>();
     const ahead: number[] = [];
@@ -141,10 +141,8 @@ export class DirtyWalk {
     const page = (n: number): void => {
       if (storedAsPage(t, n)) return;
       loadAll(this.src, n);
-      const id = firstPage + pages.length;
-      const b = pageRow(t, n, id, onMove);
-      pages.push({ id, version: this.version, bytes: b });
-      pageBytes += b.length;
+      pageBytes += numberPage(t, n, firstPage + pages.length, onMove);
+      pages.push(n);
       replaced(n);
     };
     try {
@@ -198,7 +196,14 @@ export class DirtyWalk {
         for (const n of numbered) yield branchRow(t, n);
       },
     };
-    const pageRows: PageRows = { count: pages.length, bytes: pageBytes, [Symbol.iterator]: () => pages[Symbol.iterator]() };
+    const version = this.version;
+    const pageRows: PageRows = {
+      count: pages.length,
+      bytes: pageBytes,
+      *[Symbol.iterator](): Generator<PageWrite> {
+        for (let k = 0; k < pages.length; k++) yield { id: firstPage + k, version, bytes: encodePage(t, pages[k]!) };
+      },
+    };
     return { batch: { rows, pages: pageRows, moved, pagesUsed: pages.length, undo }, late, ahead };
   }
 }

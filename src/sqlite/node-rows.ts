@@ -99,11 +99,29 @@ export function leafNode(t: NodeTable, l: LeafRow): number {
 }
 
 /**
- * Encodes the subtree under `root` (every node in memory and hashed, every leaf with its leaves row) as page `id`,
- * and renumbers its branches to their slots in it; `renumbered` hears each branch with the sequence it had (a
- * clean one moved into the page, or 0), so that a failed write can undo and the caller can record what moved.
+ * Numbers the subtree under `root` (every node in memory and hashed, every leaf with its leaves row) as page `id`:
+ * its branches get their slots in it, and `renumbered` hears each with the sequence it had (a clean one moved into
+ * the page, or 0), so that a failed write can undo and the caller can record what moved. Returns the row's length;
+ * {@link encodePage} makes the row itself when it is written, so that a checkpoint of 60,000 pages never holds them
+ * all (at 10M keys they grew the process's malloc heap by ~110 MiB that it kept).
  */
-export function pageRow(t: NodeTable, root: number, id: number, renumbered: (n: number, oldSeq: number) => void): Uint8Array {
+export function numberPage(t: NodeTable, root: number, id: number, renumbered: (n: number, oldSeq: number) => void): number {
+  const last = 2 * t.size(root) - 2; // the root's slot is 0, the last node's in post-order
+  putPage(t, root, (n, i) => {
+    renumbered(n, t.seq(n));
+    t.setSeq(n, pageSeq(id, last - i));
+  });
+  return encoded(() => pages.measure());
+}
+
+/** The row of page `root`, numbered by {@link numberPage}. */
+export function encodePage(t: NodeTable, root: number): Uint8Array {
+  putPage(t, root, () => {});
+  return encoded(() => pages.finish());
+}
+
+/** Adds the subtree under `root` to the page writer, in post-order, telling `branch` each branch's index. */
+function putPage(t: NodeTable, root: number, branch: (n: number, i: number) => void): void {
   const count = 2 * t.size(root) - 1;
   if (count > PAGE_SLOTS) throw new IavlError("CORRUPT", `a page of ${t.size(root)} leaves does not fit ${PAGE_SLOTS} slots`);
   const area = t.hashArea();
@@ -121,13 +139,19 @@ export function pageRow(t: NodeTable, root: number, id: number, renumbered: (n: 
     if (l === NONE || r === NONE) throw new IavlError("CORRUPT", `branch ${t.version(n)}/${t.seq(n)} cannot be stored in a page: a child is not in memory`);
     put(l);
     put(r);
-    const i = pages.branch(t.height(n), t.size(n), t.version(n), area, t.hashAt(n));
-    renumbered(n, t.seq(n));
-    t.setSeq(n, pageSeq(id, count - 1 - i));
+    branch(n, pages.branch(t.height(n), t.size(n), t.version(n), area, t.hashAt(n)));
   };
   try {
     put(root);
-    return pages.finish();
+  } catch (e) {
+    pages.drop();
+    throw e;
+  }
+}
+
+function encoded<T>(end: () => T): T {
+  try {
+    return end();
   } catch (e) {
     pages.drop();
     throw e;

@@ -97,13 +97,25 @@ export class PageWriter {
   /** The row; the writer is empty again. */
   finish(): Uint8Array {
     const count = this.count;
-    const whole = count > 0 && 2 * this.sizes[count - 1]! - 1 === count;
     const row = this.buf.slice(0, this.pos);
-    this.drop();
-    if (!whole) throw new IavlError("CORRUPT", "a page must hold one whole subtree");
+    this.end();
     row[0] = FORMAT;
     row[1] = count;
     return row;
+  }
+
+  /** The row's length in bytes, without the row; the writer is empty again. */
+  measure(): number {
+    const n = this.pos;
+    this.end();
+    return n;
+  }
+
+  private end(): void {
+    const count = this.count;
+    const whole = count > 0 && 2 * this.sizes[count - 1]! - 1 === count;
+    this.drop();
+    if (!whole) throw new IavlError("CORRUPT", "a page must hold one whole subtree");
   }
 
   /** Forgets the row begun (an encoding that failed). */
