@@ -207,4 +207,23 @@ describe("the first checkpoint after a reopen", () => {
     // Before: 19 steps of 256 rows, then the rest (over half the pages) in one commit.
     expect(Math.max(...steps)).toBeLessThan(total / 4);
   }, 120_000);
+  it("ends in its own commit a checkpoint eviction asks for when what stays is over the budget", () => {
+    // At 8 MiB (~42,000 nodes) the spine and page roots of ~177,000 keys take ~32,000, so each version's dirty pages
+    // keep memory over the budget: the checkpoint that frees them must not wait for later commits.
+    const big = (tree: Tree, v: number): void => applyVersion(tree, v, v === 1 ? 300_000 : 1_000, 600_000);
+    const model = Tree.memory();
+    const dir = tempDir();
+    const t = Tree.open(dir, OPTIONS);
+    let checkpoints = 0;
+    for (let v = 1; v <= 8; v++) {
+      big(model, v);
+      big(t, v);
+      expect(toHex(t.commit().hash)).toBe(toHex(model.commit().hash));
+      const s = fileState(dir);
+      expect(s.unfinished).toBeUndefined();
+      if (s.last === v) checkpoints++;
+    }
+    expect(checkpoints).toBeGreaterThan(3);
+    t.close();
+  }, 120_000);
 });

@@ -10,6 +10,8 @@ import { replayStart } from "./replay-start.js";
 export class CheckpointSchedule {
   /** Eviction asked for a checkpoint since the last one began. */
   private wanted = false;
+  /** ... and for one written whole in the next commit (memory is over the budget). */
+  private wantedNow = false;
 
   constructor(
     private readonly interval: number,
@@ -30,6 +32,11 @@ export class CheckpointSchedule {
     return this.wanted;
   }
 
+  /** True when eviction asked for a checkpoint written whole in the next commit. */
+  get askedNow(): boolean {
+    return this.wantedNow;
+  }
+
   /** The last checkpoint written (0: none). */
   get lastWritten(): number {
     return this.last;
@@ -45,6 +52,7 @@ export class CheckpointSchedule {
   written(version: number): void {
     this.last = version;
     this.wanted = false;
+    this.wantedNow = false;
   }
 
   /** True when `latest` is not a checkpoint: closing the store should make it one. */
@@ -52,8 +60,9 @@ export class CheckpointSchedule {
     return this.last !== latest;
   }
 
-  /** The next commit checkpoints, so that the nodes it leaves clean can be evicted. */
-  askNext(): void {
+  /** The next commit checkpoints, so that the nodes it leaves clean can be evicted; `now`: whole, in that commit. */
+  askNext(now = false): void {
     this.wanted = true;
+    this.wantedNow ||= now;
   }
 }

@@ -79,14 +79,19 @@ export class MemoryBudget {
   /**
    * Evicts clean pages of `root` (whose version is on disk) until three quarters of the budget stay resident, `held`
    * nodes outside the tree counted, the spine and the pages being changed always among them (node-loader.ts,
-   * evictPages). True when the dirty nodes alone take half the budget: the next commit should checkpoint, so that they
-   * can be evicted.
+   * evictPages). Says whether the next commit should checkpoint, so that the dirty nodes can be evicted: "soon" when
+   * they alone take half the budget; "now" (in that commit, not spread over several) when they keep what stays over the
+   * whole budget and are an eighth of it. Where the spine fills most of the budget (10M keys at 512 MiB) the first
+   * alone let a growing tree reach 1.45 times the budget's nodes between checkpoints; the eighth keeps a spine larger
+   * than the budget from asking at every commit.
    */
-  evict(t: NodeTable, root: number, held: number): boolean {
+  evict(t: NodeTable, root: number, held: number): "no" | "soon" | "now" {
     const target = Math.max(0, this.budgetNodes * 0.75 - held);
     const { resident, dirty, walked } = evictPages(t, root, target);
     this.resident = resident;
     [this.walked, this.reached, this.evictable] = [walked, resident <= target, 0];
-    return dirty > this.budgetNodes / 2;
+    const b = this.budgetNodes;
+    if (resident + held > b && dirty > b / 8) return "now";
+    return dirty > b / 2 ? "soon" : "no";
   }
 }

@@ -113,14 +113,16 @@ export class WorkingSet {
     const begins = this.checkpoints.pending === undefined;
     const due = this.schedule.due(c.version);
     // The nodes a checkpoint keeps for its walk count against the budget; past a quarter of it, the walk ends now, and
-    // so it does when eviction asked for a checkpoint while one was being written: the nodes the walk has yet to store
-    // are dirty, and cannot be evicted until it ends (growing to 4M keys at 512 MiB, 50 commits of it took the node
-    // table to twice the budget and RSS to 1,443 MiB). A snapshot's checkpoint ends in its own commit: one a crash cut
-    // short would never be made again, and the next prune would drop the snapshot.
+    // so it does when eviction asked for a checkpoint while one was being written, or asked for one because memory is
+    // over the budget: the nodes the walk has yet to store are dirty, and cannot be evicted until it ends (growing to
+    // 4M keys at 512 MiB, 50 commits of it took the node table to twice the budget and RSS to 1,443 MiB; growing at 10M
+    // keys, one more commit took it from 1.1 to 1.25 times the budget). A snapshot's checkpoint ends in its own commit:
+    // one a crash cut short would never be made again, and the next prune would drop the snapshot.
     const every = this.options.snapshotEvery;
     const now =
       this.budget.tooManyHeld(this.checkpoints.held) ||
       (!begins && this.schedule.asked) ||
+      this.schedule.askedNow ||
       (every !== undefined && c.version % every === 0);
     const endsNow = (from: number): boolean => now || c.version >= this.endBy(from);
     const step = this.writer.write(this.src, c, (firstPage) => this.checkpoints.next(c.version, c.root, due, firstPage, endsNow));
@@ -138,7 +140,9 @@ export class WorkingSet {
     this.src.loads = 0;
     // Evicted nodes are loaded back from disk, so they must be there first. The version is committed by now: a
     // writer that failed meanwhile refuses the next commit instead, so that this one stays whole.
-    if (over && this.writer.landed(c.version) && this.budget.evict(t, c.root, held)) this.schedule.askNext();
+    if (!over || !this.writer.landed(c.version)) return;
+    const ask = this.budget.evict(t, c.root, held);
+    if (ask !== "no") this.schedule.askNext(ask === "now");
   }
 
   /** Opens a group of commits that land together (see {@link VersionWriter.beginGroup}). */
