@@ -207,7 +207,10 @@ describe("the first checkpoint after a reopen", () => {
     // Before: 19 steps of 256 rows, then the rest (over half the pages) in one commit.
     expect(Math.max(...steps)).toBeLessThan(total / 4);
   }, 120_000);
-  it("ends in its own commit a checkpoint eviction asks for when what stays is over the budget", () => {
+});
+
+describe("a checkpoint eviction asks for", () => {
+  it("ends in its own commit when what stays is over the budget", () => {
     // At 8 MiB (~42,000 nodes) the spine and page roots of ~177,000 keys take ~32,000, so each version's dirty pages
     // keep memory over the budget: the checkpoint that frees them must not wait for later commits.
     const big = (tree: Tree, v: number): void => applyVersion(tree, v, v === 1 ? 300_000 : 1_000, 600_000);

@@ -52,7 +52,7 @@ describe("MemoryBudget.evict", () => {
   });
 
   it("asks for one that may be spread over commits when the dirty nodes alone take half the budget", () => {
-    const { t, root } = tree(8); // 248 dirty, 125 spine nodes and clean roots: under the budget
+    const { t, root } = tree(8); // 248 dirty, 119 spine nodes and clean roots: under the budget
     expect(new MemoryBudget(mibFor(480), 1024).evict(t, root, 0)).toBe("soon");
   });
 });
