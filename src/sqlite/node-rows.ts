@@ -106,22 +106,24 @@ export function leafNode(t: NodeTable, l: LeafRow): number {
  * all (at 10M keys they grew the process's malloc heap by ~110 MiB that it kept).
  */
 export function numberPage(t: NodeTable, root: number, id: number, renumbered: (n: number, oldSeq: number) => void): number {
-  const last = 2 * t.size(root) - 2; // the root's slot is 0, the last node's in post-order
-  putPage(t, root, (n, i) => {
+  putPage(t, root, (n, slot) => {
     renumbered(n, t.seq(n));
-    t.setSeq(n, pageSeq(id, last - i));
+    t.setSeq(n, pageSeq(id, slot));
   });
-  return encoded(() => pages.measure());
+  return pages.measure();
 }
 
 /** The row of page `root`, numbered by {@link numberPage}. */
 export function encodePage(t: NodeTable, root: number): Uint8Array {
   putPage(t, root, () => {});
-  return encoded(() => pages.finish());
+  return pages.finish();
 }
 
-/** Adds the subtree under `root` to the page writer, in post-order, telling `branch` each branch's index. */
-function putPage(t: NodeTable, root: number, branch: (n: number, i: number) => void): void {
+/**
+ * Adds the subtree under `root` to the page writer, in post-order, telling `branch` each branch's slot (the root's
+ * is 0). The writer is left empty if it throws, and so are `measure` and `finish`.
+ */
+function putPage(t: NodeTable, root: number, branch: (n: number, slot: number) => void): void {
   const count = 2 * t.size(root) - 1;
   if (count > PAGE_SLOTS) throw new IavlError("CORRUPT", `a page of ${t.size(root)} leaves does not fit ${PAGE_SLOTS} slots`);
   const area = t.hashArea();
@@ -139,19 +141,10 @@ function putPage(t: NodeTable, root: number, branch: (n: number, i: number) => v
     if (l === NONE || r === NONE) throw new IavlError("CORRUPT", `branch ${t.version(n)}/${t.seq(n)} cannot be stored in a page: a child is not in memory`);
     put(l);
     put(r);
-    branch(n, pages.branch(t.height(n), t.size(n), t.version(n), area, t.hashAt(n)));
+    branch(n, count - 1 - pages.branch(t.height(n), t.size(n), t.version(n), area, t.hashAt(n)));
   };
   try {
     put(root);
-  } catch (e) {
-    pages.drop();
-    throw e;
-  }
-}
-
-function encoded<T>(end: () => T): T {
-  try {
-    return end();
   } catch (e) {
     pages.drop();
     throw e;
