@@ -183,7 +183,7 @@ export class DirtyWalk {
         t.setSeq(n, seq);
         numbered.push(n);
         replaced(n);
-        bytes += t.key(n).length + 32 + KIDS_BYTES; // a ByteString has a char per byte; a hash has 32
+        bytes += t.keyLength(n) + 32 + KIDS_BYTES; // a hash has 32
       }
     } catch (e) {
       undo();

@@ -3,7 +3,6 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { latin1, latin1Bytes, latin1Of } from "../base/bytes.js";
 import { childRef, NONE, type NodeTable } from "../tree/node.js";
 import { decodeKids, encodeKids } from "./branch-kids.js";
 import { pageHash, pageKey, PageWriter, subtreeStart, type DecodedPage } from "./page-codec.js";
@@ -50,7 +49,7 @@ export function branchRow(t: NodeTable, n: number): BranchRow {
   const row: BranchRow = {
     version: t.version(n),
     seq: t.seq(n),
-    key: latin1Bytes(t.key(n)),
+    key: t.keyBytes(n),
     height: t.height(n),
     size: t.size(n),
     hash: t.hashBytes(n),
@@ -77,7 +76,7 @@ export function branchRow(t: NodeTable, n: number): BranchRow {
  */
 export function branchNode(t: NodeTable, b: BranchRow): number {
   const kids = b.kids === null ? undefined : decodeKids(b, b.kids);
-  const n = t.keyedBranch(latin1(b.key), b.version, b.height, b.size);
+  const n = t.keyedBranch(b.key, b.version, b.height, b.size);
   t.setSeq(n, memorySeq(b.seq));
   t.linkLeft(n, b.leftVersion, memorySeq(b.leftSeq));
   t.linkRight(n, b.rightVersion, memorySeq(b.rightSeq));
@@ -92,7 +91,7 @@ export function branchNode(t: NodeTable, b: BranchRow): number {
 
 /** Leaves row `l` as a node of `t`: key and hash, its value left in the row. */
 export function leafNode(t: NodeTable, l: LeafRow): number {
-  const n = t.leaf(latin1(l.key), undefined, l.version);
+  const n = t.storedLeaf(l.key, 0, l.key.length, l.version);
   t.setHashBytes(n, l.hash);
   t.setSeq(n, leafKeySeq(l.id));
   return n;
@@ -133,7 +132,7 @@ function putPage(t: NodeTable, root: number, branch: (n: number, slot: number) =
     if (t.height(n) === 0) {
       const seq = t.seq(n);
       if (seq >= 0) throw new IavlError("CORRUPT", `leaf ${t.version(n)} cannot be stored in a page: it has no leaves row`);
-      pages.leaf(t.version(n), area, t.key(n), leafRowId(seq), t.hashAt(n));
+      pages.leaf(t.version(n), area, t.keyArea(), leafRowId(seq), t.hashAt(n), t.keyAt(n), t.keyLength(n));
       return;
     }
     const l = t.left(n);
@@ -158,7 +157,7 @@ export function pageNodes(t: NodeTable, id: number, p: DecodedPage, at: number):
   for (let i = start; i <= at; i++) {
     let n: number;
     if (p.height[i] === 0) {
-      n = t.leaf(latin1Of(p.bytes, p.keyAt[i]!, p.keyAt[i]! + p.keyLen[i]!), undefined, p.version[i]!);
+      n = t.storedLeaf(p.bytes, p.keyAt[i]!, p.keyAt[i]! + p.keyLen[i]!, p.version[i]!);
       t.setSeq(n, leafKeySeq(p.leafId[i]!));
     } else {
       const r = p.right[i]!;

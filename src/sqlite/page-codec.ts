@@ -69,14 +69,17 @@ export class PageWriter {
   /** Sizes so far, to derive the children of each branch. */
   private readonly sizes = new Float64Array(MAX_PAGE_NODES);
 
-  /** Adds a leaf; returns its index. */
-  leaf(version: number, hash: Uint8Array, key: Uint8Array | ByteString, leafId: number, hashAt = 0): number {
-    this.room(20 + HASH + key.length + 10);
+  /**
+   * Adds a leaf; returns its index. Its key is `key`, or bytes `keyAt` … `keyAt + keyLen` − 1 of it where it is an
+   * array (a node table's key area).
+   */
+  leaf(version: number, hash: Uint8Array, key: Uint8Array | ByteString, leafId: number, hashAt = 0, keyAt = 0, keyLen = key.length): number {
+    this.room(20 + HASH + keyLen + 10);
     this.head(0, 1, version, hash, hashAt);
     const buf = this.buf;
-    let pos = putUvarint(buf, this.pos, key.length);
+    let pos = putUvarint(buf, this.pos, keyLen);
     if (typeof key === "string") pos = putLatin1(buf, pos, key);
-    else buf.set(key, pos), (pos += key.length);
+    else for (let k = 0; k < keyLen; k++) buf[pos++] = key[keyAt + k]!;
     this.pos = putUvarint(buf, pos, leafId);
     return this.added(1);
   }

@@ -3,7 +3,7 @@
  * made: every subtree it shares with the earlier one is skipped whole, so the cost follows the changes, not the size.
  * @module
  */
-import { compareLatin1, latin1Bytes } from "../base/bytes.js";
+import { compareLatin1 } from "../base/bytes.js";
 import { NONE, type NodeSource } from "./node.js";
 import type { KeyChange, ValueOf } from "./store-contract.js";
 
@@ -41,10 +41,10 @@ export function diffTrees(before: number, after: number, beforeVersion: number, 
   while (i < added.length || j < gone.length) {
     const c = i === added.length ? 1 : j === gone.length ? -1 : compareLatin1(t.key(added[i]!), t.key(gone[j]!));
     if (c <= 0) {
-      out.push({ key: latin1Bytes(t.key(added[i]!)), value: valueOf(t, added[i]!) });
+      out.push({ key: t.keyBytes(added[i]!), value: valueOf(t, added[i]!) });
       i++;
       if (c === 0) j++;
-    } else out.push({ key: latin1Bytes(t.key(gone[j++]!)), value: null });
+    } else out.push({ key: t.keyBytes(gone[j++]!), value: null });
   }
   return out;
 }

@@ -2,7 +2,6 @@
  * The walk of one tree version in cosmos/iavl `Exporter` order, as nodes and as {@link ExportNode}s.
  * @module
  */
-import { latin1Bytes } from "../base/bytes.js";
 import type { ExportNode } from "./export-node.js";
 import { NONE, type NodeSource, type NodeTable } from "./node.js";
 import type { ValueOf } from "./store-contract.js";
@@ -46,7 +45,7 @@ export function* postOrder(root: number, src: NodeSource, resume: () => void): G
  * caller owns what it is handed, and writing into it must not change the tree.
  */
 export function exportItem(t: NodeTable, n: number, valueOf: ValueOf): ExportNode {
-  const key = latin1Bytes(t.key(n));
+  const key = t.keyBytes(n);
   const version = t.version(n);
   return t.height(n) === 0 ? { key, value: valueOf(t, n).slice(), version, height: 0 } : { key, version, height: t.height(n) };
 }

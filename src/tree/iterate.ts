@@ -21,17 +21,16 @@ export function* iterateLeaves(root: number, opts: IterateOptions, src: NodeSour
   const stack: number[] = [root];
   while (stack.length > 0) {
     const n = stack.pop()!;
-    const key = t.key(n);
     if (t.height(n) === 0) {
-      if (start !== undefined && key < start) continue;
-      if (end !== undefined && key >= end) continue;
+      if (start !== undefined && t.compareKey(start, n) > 0) continue;
+      if (end !== undefined && t.compareKey(end, n) <= 0) continue;
       yield n;
       resume();
       continue;
     }
     // Every key of the left subtree is < the node's key, every key of the right subtree is >= it.
-    const wantLeft = start === undefined || start < key;
-    const wantRight = end === undefined || end > key;
+    const wantLeft = start === undefined || t.compareKey(start, n) < 0;
+    const wantRight = end === undefined || t.compareKey(end, n) > 0;
     if (reverse) {
       if (wantLeft) stack.push(src.left(n));
       if (wantRight) stack.push(src.right(n));

@@ -1,12 +1,14 @@
 /**
  * The nodes of a tree held in one slab: a node is an integer id, its fields a 64-byte record in one ArrayBuffer, its
- * key a string in an array beside it. A tree of a million keys is then a few large objects the garbage collector
- * never traces, instead of millions of small ones it traces every collection; nodes are freed explicitly, by
- * whoever knows that no version still holds them (see ARCHITECTURE.md, "The tree in memory").
+ * key's bytes in a {@link KeyArena} beside it. A tree of a million keys is then a few large objects the garbage
+ * collector never traces, instead of millions of small ones it traces every collection; nodes are freed explicitly,
+ * by whoever knows that no version still holds them (see ARCHITECTURE.md, "The tree in memory").
  * @module
  */
 import { innerHashOf, leafHash, type Digest } from "../base/hash.js";
-import type { ByteString } from "../base/bytes.js";
+import { latin1Of, putLatin1, type ByteString } from "../base/bytes.js";
+import { KeyArena } from "./key-arena.js";
+import { grownTo, slab } from "./slab.js";
 
 /** No node: the id of an empty tree, or of a child known only by its node key. */
 export const NONE = 0;
@@ -16,7 +18,7 @@ export const NONE = 0;
 //   bytes 32..63 the hash
 // A store's nodes have a second record of links in `links` (5 float64): seq, leftVersion, leftSeq, rightVersion,
 // rightSeq, read only at loads, checkpoints and eviction; and two int32 in `stubIds`: the stubs of children known only
-// by node key (see `leftStub`).
+// by node key (see `leftStub`). A node that owns its key has its room in the key arena in `keyRefs`: offset, length.
 const F = 8; // float64 slots a record
 const I = 16; // int32 slots a record
 const B = 64; // bytes a record
@@ -26,31 +28,6 @@ const HASHED = 1;
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 /** The most nodes a table holds: 4 GiB of records, reserved as address space and backed only as the table grows. */
 const MAX_NODES = 2 ** 26;
-
-/**
- * A buffer of `bytes` that can grow in place up to `max` (a resizable ArrayBuffer: growing a slab of millions of
- * nodes by a copy held both copies at once: 160 MiB more peak RSS in a 1M-key churn), or a fixed one for `max` 0
- * or where the runtime refuses to reserve that much.
- */
-function slab(bytes: number, max: number): ArrayBuffer {
-  if (max === 0) return new ArrayBuffer(bytes);
-  try {
-    return new ArrayBuffer(bytes, { maxByteLength: max });
-  } catch {
-    return new ArrayBuffer(bytes);
-  }
-}
-
-/** `buf` grown to `bytes`: in place when it is resizable, else as a copy (a new buffer). */
-function grownTo(buf: ArrayBuffer, bytes: number): ArrayBuffer {
-  if (buf.resizable) {
-    buf.resize(bytes);
-    return buf;
-  }
-  const to = new ArrayBuffer(bytes);
-  new Uint8Array(to).set(new Uint8Array(buf));
-  return to;
-}
 
 /** The height a freed node has: only a tree of more than 10^26 keys reaches it, so a use after free shows. */
 const FREED = 127;
@@ -62,6 +39,12 @@ const FREED = 127;
 export function keyPrefix(k: ByteString): number {
   const n = k.length;
   return ((n > 0 ? k.charCodeAt(0) : 0) << 16) | ((n > 1 ? k.charCodeAt(1) : 0) << 8) | (n > 2 ? k.charCodeAt(2) : 0);
+}
+
+/** {@link keyPrefix} of bytes `start` … `end` − 1 of `b`. */
+function keyPrefixOf(b: Uint8Array, start: number, end: number): number {
+  const n = end - start;
+  return ((n > 0 ? b[start]! : 0) << 16) | ((n > 1 ? b[start + 1]! : 0) << 8) | (n > 2 ? b[start + 2]! : 0);
 }
 
 /** What a table needs beyond the tree's shape. */
@@ -86,14 +69,16 @@ export class NodeTable {
   private stubIds: Int32Array;
   private readonly stored: boolean;
   /**
-   * Key strings by the node that owns them: every leaf, and the branches that got a key of their own (loaded from a
+   * Key bytes of the nodes that own a key: every leaf, and the branches that got a key of their own (loaded from a
    * row, or given a new leftmost key by a removal). Other branches name the leaf whose key they carry (field `key
    * owner`), which sits in their right subtree and so lives at least as long as they do; a path copy then copies a
-   * number, not a string reference.
+   * number, not the key.
    */
-  private keys: ByteString[] = [""];
-  /** The value of each leaf that holds one. */
-  private values: Array<Uint8Array | undefined> = [undefined];
+  private readonly arena: KeyArena;
+  private keyBuf: ArrayBuffer;
+  private keyRefs: Uint32Array;
+  /** The value of each leaf that holds one (a leaf of a version not yet written). */
+  private readonly values = new Map<number, Uint8Array>();
   private cap: number;
   /** The next id never handed out. */
   private next = 1;
@@ -116,6 +101,9 @@ export class NodeTable {
     this.links = new Float64Array(this.linkBuf);
     this.stubBuf = slab(this.stored ? this.cap * 8 : 0, this.stored && !fixed ? MAX_NODES * 8 : 0);
     this.stubIds = new Int32Array(this.stubBuf);
+    this.keyBuf = slab(this.cap * 8, fixed ? 0 : MAX_NODES * 8);
+    this.keyRefs = new Uint32Array(this.keyBuf);
+    this.arena = new KeyArena(fixed);
     this.free = new Int32Array(256);
   }
 
@@ -139,13 +127,47 @@ export class NodeTable {
   prefix(n: number): number {
     return this.i[n * I + 6]! >>> 8;
   }
+  /** The node's key as a string (made at each call: comparisons go through {@link compareKey}). */
   key(n: number): ByteString {
-    return this.keys[this.i[n * I + 7]!]!;
+    const o = this.i[n * I + 7]!;
+    const at = this.keyRefs[2 * o]!;
+    return latin1Of(this.arena.bytes, at, at + this.keyRefs[2 * o + 1]!);
+  }
+  /** The node's key in an array of its own. */
+  keyBytes(n: number): Uint8Array {
+    const o = this.i[n * I + 7]!;
+    const at = this.keyRefs[2 * o]!;
+    return this.arena.bytes.slice(at, at + this.keyRefs[2 * o + 1]!);
+  }
+  /** The array every key sits in, at {@link keyAt}: valid until the table next makes a node. */
+  keyArea(): Uint8Array {
+    return this.arena.bytes;
+  }
+  /** Where node `n`'s key starts in {@link keyArea}. */
+  keyAt(n: number): number {
+    return this.keyRefs[2 * this.i[n * I + 7]!]!;
+  }
+  keyLength(n: number): number {
+    return this.keyRefs[2 * this.i[n * I + 7]! + 1]!;
+  }
+  /** Byte order of `key` against node `n`'s key: negative, 0 or positive. */
+  compareKey(key: ByteString, n: number): number {
+    const o = this.i[n * I + 7]!;
+    const at = this.keyRefs[2 * o]!;
+    const len = this.keyRefs[2 * o + 1]!;
+    const b = this.arena.bytes;
+    const m = Math.min(key.length, len);
+    for (let k = 0; k < m; k++) {
+      const d = key.charCodeAt(k) - b[at + k]!;
+      if (d !== 0) return d;
+    }
+    return key.length - len;
   }
   /** Gives a branch a key of its own (a new leftmost key of its right subtree, after a removal). */
   setKey(n: number, key: ByteString): void {
-    this.keys[n] = key;
+    if (this.i[n * I + 7] === n) this.dropKey(n);
     this.i[n * I + 7] = n;
+    this.putKey(n, key);
     this.i[n * I + 6] = (keyPrefix(key) << 8) | (this.i[n * I + 6]! & 0xff);
   }
   /** A branch whose key is the key of leaf `from` takes it from leaf `to` (same key) instead: `from` is going. */
@@ -174,10 +196,11 @@ export class NodeTable {
     if (this.stored && this.stubIds[2 * n + 1] !== NONE) this.dropStub(n, 1);
   }
   value(n: number): Uint8Array | undefined {
-    return this.values[n];
+    return this.values.get(n);
   }
   setValue(n: number, v: Uint8Array | undefined): void {
-    this.values[n] = v;
+    if (v === undefined) this.values.delete(n);
+    else this.values.set(n, v);
   }
 
   // ---- node keys (stored tables only) ------------------------------------------------------------------------------
@@ -345,8 +368,6 @@ export class NodeTable {
   private alloc(): number {
     if (this.freeCount > 0) return this.free[--this.freeCount]!;
     if (this.next === this.cap) this.grow();
-    this.keys.push("");
-    this.values.push(undefined);
     return this.next++;
   }
 
@@ -363,6 +384,8 @@ export class NodeTable {
       const stubs = grownTo(this.stubBuf, cap * 8);
       if (stubs !== this.stubBuf) [this.stubBuf, this.stubIds] = [stubs, new Int32Array(stubs)];
     }
+    const keyRefs = grownTo(this.keyBuf, cap * 8);
+    if (keyRefs !== this.keyBuf) [this.keyBuf, this.keyRefs] = [keyRefs, new Uint32Array(keyRefs)];
     this.cap = cap;
   }
 
@@ -385,8 +408,16 @@ export class NodeTable {
   leaf(key: ByteString, value: Uint8Array | undefined, version: number): number {
     const n = this.alloc();
     this.init(n, n, keyPrefix(key), version, 0, 1);
-    this.keys[n] = key;
-    this.values[n] = value;
+    this.putKey(n, key);
+    if (value !== undefined) this.values.set(n, value);
+    return n;
+  }
+
+  /** A new leaf, with no value, whose key is bytes `start` … `end` − 1 of `from` (a stored row's). */
+  storedLeaf(from: Uint8Array, start: number, end: number, version: number): number {
+    const n = this.alloc();
+    this.init(n, n, keyPrefixOf(from, start, end), version, 0, 1);
+    this.putKeyBytes(n, from, start, end);
     return n;
   }
 
@@ -397,12 +428,42 @@ export class NodeTable {
     return n;
   }
 
-  /** A new branch, with no children yet, with a key of its own (one loaded from storage or an import). */
-  keyedBranch(key: ByteString, version: number, height: number, size: number): number {
+  /** A new branch, with no children yet, with a key of its own (one loaded from storage). */
+  keyedBranch(key: Uint8Array | ByteString, version: number, height: number, size: number): number {
     const n = this.alloc();
-    this.init(n, n, keyPrefix(key), version, height, size);
-    this.keys[n] = key;
+    if (typeof key === "string") {
+      this.init(n, n, keyPrefix(key), version, height, size);
+      this.putKey(n, key);
+    } else {
+      this.init(n, n, keyPrefixOf(key, 0, key.length), version, height, size);
+      this.putKeyBytes(n, key, 0, key.length);
+    }
     return n;
+  }
+
+  private putKey(n: number, key: ByteString): void {
+    const at = this.arena.alloc(key.length);
+    putLatin1(this.arena.bytes, at, key);
+    this.keyRefs[2 * n] = at;
+    this.keyRefs[2 * n + 1] = key.length;
+  }
+  private putKeyBytes(n: number, from: Uint8Array, start: number, end: number): void {
+    const at = this.arena.alloc(end - start);
+    this.arena.bytes.set(from.subarray(start, end), at);
+    this.keyRefs[2 * n] = at;
+    this.keyRefs[2 * n + 1] = end - start;
+  }
+  /** Gives node `n` a room of its own holding node `from`'s key. */
+  private copyKey(n: number, from: number): void {
+    const len = this.keyRefs[2 * from + 1]!;
+    const at = this.arena.alloc(len);
+    const src = this.keyRefs[2 * from]!;
+    this.arena.bytes.copyWithin(at, src, src + len);
+    this.keyRefs[2 * n] = at;
+    this.keyRefs[2 * n + 1] = len;
+  }
+  private dropKey(n: number): void {
+    this.arena.release(this.keyRefs[2 * n]!, this.keyRefs[2 * n + 1]!);
   }
 
   /** A working copy of branch `n` at `version`: same key, shape and children, unhashed and unstored. */
@@ -418,8 +479,8 @@ export class NodeTable {
     i[c * I + 6] = i[n * I + 6]! & ~HASHED;
     const owner = i[n * I + 7]!;
     if (owner === n) {
-      // A key of the original's own goes when the original does: the copy keeps the string itself.
-      this.keys[c] = this.keys[n]!;
+      // A key of the original's own goes when the original does: the copy keeps one itself.
+      this.copyKey(c, n);
       i[c * I + 7] = c;
     } else i[c * I + 7] = owner;
     if (this.stored) {
@@ -468,7 +529,7 @@ export class NodeTable {
     const i = this.i;
     const owner = i[n * I + 7]!;
     if (owner !== n) {
-      this.keys[n] = this.keys[owner]!;
+      this.copyKey(n, owner);
       i[n * I + 7] = n;
     }
   }
@@ -482,10 +543,8 @@ export class NodeTable {
       if (b !== NONE) this.release(b);
     }
     const i = this.i;
-    if (this.height(n) === 0 || i[n * I + 7] === n) {
-      this.keys[n] = "";
-      this.values[n] = undefined;
-    }
+    if (i[n * I + 7] === n) this.dropKey(n);
+    if (this.height(n) === 0) this.values.delete(n);
     i[n * I + 6] = FREED << 1;
     if (this.freeCount === this.free.length) {
       const grown = new Int32Array(this.free.length * 2);

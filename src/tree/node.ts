@@ -3,7 +3,7 @@
  * only in storage; key order against a node; hashing of what is not hashed yet.
  * @module
  */
-import { compareLatin1, type ByteString } from "../base/bytes.js";
+import type { ByteString } from "../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, sha256, type Digest } from "../base/hash.js";
 import { NONE, type NodeTable } from "./node-table.js";
 
@@ -18,7 +18,7 @@ export interface NodeKey {
 /** Byte order of `key` (whose {@link keyPrefix} is `kp`) against node `n`'s key. */
 export function compareToNode(t: NodeTable, key: ByteString, kp: number, n: number): number {
   const d = kp - t.prefix(n);
-  return d !== 0 ? d : compareLatin1(key, t.key(n));
+  return d !== 0 ? d : t.compareKey(key, n);
 }
 
 /** The node key of `n`'s stored child on one side, or undefined when only a child in memory names it. */

@@ -12,7 +12,7 @@ import { createProof } from "./proof.js";
 import { findLeaf } from "./read.js";
 import type { AuditOptions, AuditReport, CommitmentProof, IterateOptions, ReadonlyTree } from "./readonly-tree.js";
 import { checkIterateOptions, checkKey } from "../base/validate.js";
-import { latin1, latin1Bytes } from "../base/bytes.js";
+import { latin1 } from "../base/bytes.js";
 import type { ValueOf } from "./store-contract.js";
 
 /** Reads of one committed root held by a node source. */
@@ -57,7 +57,7 @@ export class RootView implements ReadonlyTree {
     checkIterateOptions(opts);
     this.guard();
     const t = this.src.t;
-    for (const leaf of iterateLeaves(this.tree, opts, this.src, this.guard)) yield [latin1Bytes(t.key(leaf)), this.valueOf(t, leaf).slice()];
+    for (const leaf of iterateLeaves(this.tree, opts, this.src, this.guard)) yield [t.keyBytes(leaf), this.valueOf(t, leaf).slice()];
   }
 
   *export(): IterableIterator<ExportNode> {

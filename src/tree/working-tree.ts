@@ -5,7 +5,7 @@
  * @module
  */
 import { IavlError } from "../base/errors.js";
-import { latin1, latin1Bytes, type ByteString } from "../base/bytes.js";
+import { latin1, type ByteString } from "../base/bytes.js";
 import type { Digest } from "../base/hash.js";
 import { iterateLeaves } from "./iterate.js";
 import { Mutator } from "./mutate.js";
@@ -105,7 +105,7 @@ export class WorkingTree {
     };
     const { src, valueOf } = this.store;
     const t = src.t;
-    for (const leaf of iterateLeaves(this.working, opts, src, check)) yield [latin1Bytes(t.key(leaf)), (t.value(leaf) ?? valueOf(t, leaf)).slice()];
+    for (const leaf of iterateLeaves(this.working, opts, src, check)) yield [t.keyBytes(leaf), (t.value(leaf) ?? valueOf(t, leaf)).slice()];
   }
 
   /** The root hash the working state would commit to. */

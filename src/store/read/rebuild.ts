@@ -4,7 +4,7 @@
  * @module
  */
 import { IavlError } from "../../base/errors.js";
-import { equalBytes, latin1Bytes, toHex } from "../../base/bytes.js";
+import { equalBytes, toHex } from "../../base/bytes.js";
 import { digestBytes, EMPTY_DIGEST, innerHash, leafHash, sha256, toDigest, type Digest } from "../../base/hash.js";
 import { Mutator } from "../../tree/mutate.js";
 import { NONE, rootDigest } from "../../tree/node.js";
@@ -59,7 +59,7 @@ function checkRoot(store: StoreReader, src: NodeLoader, root: number, row: Versi
   const t = src.t;
   let got: Digest;
   if (root === NONE) got = EMPTY_DIGEST;
-  else if (t.height(root) === 0) got = leafHash(t.key(root), sha256(store.leaves.valueAt(latin1Bytes(t.key(root)), t.version(root)) ?? new Uint8Array(0)), t.version(root));
+  else if (t.height(root) === 0) got = leafHash(t.key(root), sha256(store.leaves.valueAt(t.keyBytes(root), t.version(root)) ?? new Uint8Array(0)), t.version(root));
   else {
     const l = src.left(root);
     const r = src.right(root);

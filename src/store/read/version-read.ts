@@ -4,7 +4,6 @@
  * @module
  */
 import { fromSqlite, IavlError } from "../../base/errors.js";
-import { latin1Bytes } from "../../base/bytes.js";
 import type { ValueOf } from "../../tree/store-contract.js";
 import type { VersionRow } from "../../sqlite/rows.js";
 import type { VersionState } from "../../sqlite/version-reader.js";
@@ -18,7 +17,7 @@ export function storedValue(store: StoreReader): ValueOf {
     if (held !== undefined) return held;
     let v: Uint8Array | null | undefined;
     try {
-      v = store.leaves.valueAt(latin1Bytes(t.key(leaf)), t.version(leaf));
+      v = store.leaves.valueAt(t.keyBytes(leaf), t.version(leaf));
     } catch (e) {
       throw fromSqlite(e, `${store.db.name}: reading a value of version ${t.version(leaf)}`);
     }

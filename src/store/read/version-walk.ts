@@ -6,7 +6,6 @@
  * @module
  */
 import { IavlError } from "../../base/errors.js";
-import { latin1Bytes } from "../../base/bytes.js";
 import { toDigest } from "../../base/hash.js";
 import type { StoredNode } from "../../tree/audit.js";
 import { NONE, type NodeTable } from "../../tree/node.js";
@@ -204,7 +203,7 @@ export function* walkVersion(
           // The key of a branch is the first key of its right subtree; the left subtree's first key is now ours.
           const key = firstKeys.pop()!;
           if (!withHashes) return { node: { key, version, height }, storedHash: undefined };
-          if (typeof n === "number") return { node: { key: latin1Bytes(t.key(n)), version, height: t.height(n) }, storedHash: t.digest(n) };
+          if (typeof n === "number") return { node: { key: t.keyBytes(n), version, height: t.height(n) }, storedHash: t.digest(n) };
           if ("page" in n) {
             const b = pagedBranch(n.page, n.at);
             return { node: { key: b.key, version, height: b.height }, storedHash: toDigest(b.hash) };

@@ -5,7 +5,7 @@
  * (A row's own bytes are checked against its leaf hash where it is read, in sqlite/leaf-reader.ts.)
  * @module
  */
-import { latin1, latin1Bytes, toHex } from "../../base/bytes.js";
+import { latin1, toHex } from "../../base/bytes.js";
 import { fromSqlite, IavlError } from "../../base/errors.js";
 import { checkIterateOptions } from "../../base/validate.js";
 import { iterateLeaves } from "../../tree/iterate.js";
@@ -71,13 +71,13 @@ export function* indexPairs(v: VersionRead, opts: IterateOptions, tree: VersionT
       });
     }
   };
-  const keyOf = (leaf: number): string => toHex(latin1Bytes(tree!.src.t.key(leaf)));
+  const keyOf = (leaf: number): string => toHex(tree!.src.t.keyBytes(leaf));
   for (const [key, value, rowVersion] of v.store.leaves.range(version, opts.start, opts.end, opts.reverse === true, v.run, tree !== undefined)) {
     v.alive();
     if (tree !== undefined) {
       const leaf = nextLeaf();
       if (leaf === undefined) throw differs(`no more leaves where the index has key ${toHex(key)}`);
-      if (tree.src.t.key(leaf) !== latin1(key) || tree.src.t.version(leaf) !== rowVersion) {
+      if (tree.src.t.compareKey(latin1(key), leaf) !== 0 || tree.src.t.version(leaf) !== rowVersion) {
         throw differs(`leaf ${keyOf(leaf)} of version ${tree.src.t.version(leaf)} where the index has key ${toHex(key)} of version ${rowVersion}`);
       }
     }

@@ -7,9 +7,9 @@ import { NONE, type NodeTable } from "../../tree/node.js";
 import { evictPages } from "../node-loader.js";
 
 /**
- * Memory a resident node costs, to turn the memory budget into a node count: its record and node keys in the node
- * table, its share of a key string (shared by the branch that names its leaf), two array slots, and the table's room
- * to grow (up to half its size again). ARCHITECTURE.md has the measured parts.
+ * Memory a resident node costs, to turn the memory budget into a node count: its record, node keys, stubs and key
+ * reference in the node table (120 bytes), its share of the key arena (a leaf's key is shared by the branch that
+ * names it), and the table's room to grow. ARCHITECTURE.md has the measured parts.
  */
 const NODE_BYTES = 200;
 

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { KeyArena } from "../src/tree/key-arena.js";
+import { NodeTable } from "../src/tree/node-table.js";
+
+describe("KeyArena", () => {
+  for (const fixed of [false, true]) {
+    it(`reuses a freed room for the next key of its length, and keeps bytes across growths (${fixed ? "by a copy" : "in place"})`, () => {
+      const a = new KeyArena(fixed);
+      const rooms: Array<[number, number, number]> = []; // offset, length, fill
+      for (let k = 0; k < 3_000; k++) {
+        const len = 20 + (k % 7);
+        const at = a.alloc(len);
+        a.bytes.fill(k & 0xff, at, at + len);
+        rooms.push([at, len, k & 0xff]);
+      }
+      const extent = a.extent;
+      for (const [at, len, fill] of rooms) expect(a.bytes.subarray(at, at + len).every((b) => b === fill)).toBe(true);
+      // Free every other room and make as many keys of the same lengths: they land in the freed rooms.
+      const freed = rooms.filter((_, k) => k % 2 === 0);
+      for (const [at, len] of freed) a.release(at, len);
+      const again = freed.map(([, len]) => a.alloc(len)).sort((x, y) => x - y);
+      expect(again).toEqual(freed.map(([at]) => at).sort((x, y) => x - y));
+      expect(a.extent).toBe(extent);
+      // A length never freed takes new room.
+      expect(a.alloc(99)).toBe(extent);
+      expect(a.alloc(0)).toBe(0);
+    });
+  }
+});
+
+describe("NodeTable keys", () => {
+  it("orders a key against a node's as the bytes order (compareKey), and gives the bytes back", () => {
+    const bytes = fc.uint8Array({ maxLength: 8 });
+    fc.assert(
+      fc.property(bytes, bytes, (a, b) => {
+        const t = new NodeTable({ stored: true });
+        const n = t.storedLeaf(b, 0, b.length, 1);
+        const s = String.fromCharCode(...a);
+        const want = Buffer.compare(Buffer.from(a), Buffer.from(b));
+        expect(Math.sign(t.compareKey(s, n))).toBe(want);
+        expect(t.keyBytes(n)).toEqual(b);
+        expect(t.key(n)).toBe(String.fromCharCode(...b));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("keeps a copy's and an owned key whole when the original and its leaf are freed", () => {
+    const t = new NodeTable({ stored: true, capacity: 16 });
+    const leaf = t.leaf("leaf-key", undefined, 1);
+    const named = t.branch(leaf, 1, 1, 2);
+    const keyed = t.keyedBranch("branch-key", 1, 1, 2);
+    const copy = t.copy(keyed, 2);
+    t.ownKey(named);
+    t.retire(leaf);
+    t.retire(keyed);
+    // Rooms freed by the leaf and the original go to new keys of their lengths; the survivors keep theirs.
+    t.leaf("LEAF-KEY", undefined, 3);
+    t.leaf("BRANCH-KEY", undefined, 3);
+    expect(t.key(named)).toBe("leaf-key");
+    expect(t.key(copy)).toBe("branch-key");
+  });
+});
