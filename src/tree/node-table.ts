@@ -139,7 +139,7 @@ export class NodeTable {
     const at = this.keyRefs[2 * o]!;
     return this.arena.bytes.slice(at, at + this.keyRefs[2 * o + 1]!);
   }
-  /** The array every key sits in, at {@link keyAt}: valid until the table next makes a node. */
+  /** The array every key sits in, at {@link keyAt}: valid until the table next makes a node or gives one a key. */
   keyArea(): Uint8Array {
     return this.arena.bytes;
   }
