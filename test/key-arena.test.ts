@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
+import { latin1Bytes } from "../src/base/bytes.js";
 import { KeyArena } from "../src/tree/key-arena.js";
 import { NodeTable } from "../src/tree/node-table.js";
 
@@ -52,7 +53,7 @@ describe("NodeTable keys", () => {
     const t = new NodeTable({ stored: true, capacity: 16 });
     const leaf = t.leaf("leaf-key", undefined, 1);
     const named = t.branch(leaf, 1, 1, 2);
-    const keyed = t.keyedBranch("branch-key", 1, 1, 2);
+    const keyed = t.keyedBranch(latin1Bytes("branch-key"), 1, 1, 2);
     const copy = t.copy(keyed, 2);
     t.ownKey(named);
     t.retire(leaf);

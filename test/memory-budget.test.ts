@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { latin1Bytes } from "../src/base/bytes.js";
 import { pageSeq, PAGE_LEAVES } from "../src/sqlite/shards.js";
 import { MemoryBudget } from "../src/store/write/memory-budget.js";
 import { NodeTable } from "../src/tree/node-table.js";
@@ -18,7 +19,7 @@ function tree(dirty: number): { t: NodeTable; root: number } {
     if (n === 1) return t.leaf(`k${String(lo).padStart(4, "0")}`, undefined, 1);
     const left = build(lo, n / 2);
     const right = build(lo + n / 2, n / 2);
-    const b = t.keyedBranch(`k${String(lo + n / 2).padStart(4, "0")}`, 1, Math.log2(n), n);
+    const b = t.keyedBranch(latin1Bytes(`k${String(lo + n / 2).padStart(4, "0")}`), 1, Math.log2(n), n);
     t.setLeft(b, left);
     t.setRight(b, right);
     if (n > PAGE_LEAVES) t.setSeq(b, ++seq);

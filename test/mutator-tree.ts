@@ -2,7 +2,7 @@
  * Trees built in tests the way `Tree.memory()` builds them (the same Mutator over a memory node table), for tests
  * that need the tree's internals: roots, exports of a root, reads of a tree an importer rebuilt.
  */
-import { latin1 } from "../src/base/bytes.js";
+import { latin1, latin1Bytes } from "../src/base/bytes.js";
 import { digestBytes } from "../src/base/hash.js";
 import type { ExportNode } from "../src/tree/export-node.js";
 import { exportNodes } from "../src/tree/export-walk.js";
@@ -60,7 +60,7 @@ export class MutatorTree {
     }
     const l = this.adopt(n.left);
     const r = this.adopt(n.right);
-    const b = t.keyedBranch(n.key, n.version, n.height, n.size);
+    const b = t.keyedBranch(latin1Bytes(n.key), n.version, n.height, n.size);
     t.setLeft(b, l);
     t.setRight(b, r);
     t.setHash(b, n.hash);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { latin1Bytes } from "../src/base/bytes.js";
 import { NodeTable } from "../src/tree/node-table.js";
 
 /**
@@ -12,7 +13,7 @@ describe("NodeTable growth", () => {
       const made: number[] = [];
       const hashOf = (k: number): Uint8Array => Uint8Array.from({ length: 32 }, (_, j) => (k * 31 + j) & 0xff);
       for (let k = 0; k < 5_000; k++) {
-        const n = k % 3 === 0 ? t.keyedBranch(`b${k}`, k + 1, 1 + (k % 5), k + 2) : t.leaf(`k${k}`, Uint8Array.of(k & 0xff), k + 1);
+        const n = k % 3 === 0 ? t.keyedBranch(latin1Bytes(`b${k}`), k + 1, 1 + (k % 5), k + 2) : t.leaf(`k${k}`, Uint8Array.of(k & 0xff), k + 1);
         t.setHashBytes(n, hashOf(k));
         t.setSeq(n, k * 7);
         if (k % 3 === 0) t.linkLeft(n, k, k * 11);
@@ -44,7 +45,7 @@ describe("NodeTable stubs", () => {
       const hash = Uint8Array.from({ length: 64 }, (_, j) => j);
       const parents: number[] = [];
       for (let k = 0; k < 2_000; k++) {
-        const n = t.keyedBranch(`b${k}`, 9, 5, 40);
+        const n = t.keyedBranch(latin1Bytes(`b${k}`), 9, 5, 40);
         t.linkLeft(n, 3, 100 + k);
         t.linkRight(n, 4, 200 + k);
         t.stub(n, true, 3, 4, 25, hash, 0);

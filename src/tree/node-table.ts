@@ -429,15 +429,10 @@ export class NodeTable {
   }
 
   /** A new branch, with no children yet, with a key of its own (one loaded from storage). */
-  keyedBranch(key: Uint8Array | ByteString, version: number, height: number, size: number): number {
+  keyedBranch(key: Uint8Array, version: number, height: number, size: number): number {
     const n = this.alloc();
-    if (typeof key === "string") {
-      this.init(n, n, keyPrefix(key), version, height, size);
-      this.putKey(n, key);
-    } else {
-      this.init(n, n, keyPrefixOf(key, 0, key.length), version, height, size);
-      this.putKeyBytes(n, key, 0, key.length);
-    }
+    this.init(n, n, keyPrefixOf(key, 0, key.length), version, height, size);
+    this.putKeyBytes(n, key, 0, key.length);
     return n;
   }
 
