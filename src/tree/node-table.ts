@@ -448,12 +448,11 @@ export class NodeTable {
     this.keyRefs[2 * n] = at;
     this.keyRefs[2 * n + 1] = end - start;
   }
-  /** Gives node `n` a room of its own holding node `from`'s key. */
-  private copyKey(n: number, from: number): void {
+  /** Makes node `n` a holder of node `from`'s room (its key's bytes never change, so the two share them). */
+  private shareKey(n: number, from: number): void {
+    const at = this.keyRefs[2 * from]!;
     const len = this.keyRefs[2 * from + 1]!;
-    const at = this.arena.alloc(len);
-    const src = this.keyRefs[2 * from]!;
-    this.arena.bytes.copyWithin(at, src, src + len);
+    this.arena.share(at, len);
     this.keyRefs[2 * n] = at;
     this.keyRefs[2 * n + 1] = len;
   }
@@ -474,8 +473,8 @@ export class NodeTable {
     i[c * I + 6] = i[n * I + 6]! & ~HASHED;
     const owner = i[n * I + 7]!;
     if (owner === n) {
-      // A key of the original's own goes when the original does: the copy keeps one itself.
-      this.copyKey(c, n);
+      // A key of the original's own goes when the original does: the copy holds the room too.
+      this.shareKey(c, n);
       i[c * I + 7] = c;
     } else i[c * I + 7] = owner;
     if (this.stored) {
@@ -524,7 +523,7 @@ export class NodeTable {
     const i = this.i;
     const owner = i[n * I + 7]!;
     if (owner !== n) {
-      this.copyKey(n, owner);
+      this.shareKey(n, owner);
       i[n * I + 7] = n;
     }
   }
