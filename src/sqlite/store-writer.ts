@@ -24,9 +24,23 @@ export function insertLeaf(db: Connection, version: number, l: LeafWrite): void 
   sql(db, "INSERT INTO leaves (id, version, key, hash, value, sum) VALUES (?, ?, ?, ?, ?, ?)").run(l.id, version, l.key, l.hash, l.value, sum);
 }
 
-/** Writes the packed operations of `version`. */
-export function insertOps(db: Connection, version: number, firstLeaf: number, ops: Uint8Array): void {
-  sql(db, "INSERT INTO version_ops (version, first_leaf, ops) VALUES (?, ?, ?)").run(version, firstLeaf, ops);
+/** Writes the packed operations of `version`, with the ids of its leaves rows (`leafIds` null: a run from `firstLeaf`). */
+export function insertOps(db: Connection, version: number, firstLeaf: number, ops: Uint8Array, leafIds: Uint8Array | null): void {
+  sql(db, "INSERT INTO version_ops (version, first_leaf, ops, leaf_ids) VALUES (?, ?, ?, ?)").run(version, firstLeaf, ops, leafIds);
+}
+
+/**
+ * Takes the freed ids the first `reused` of `leaves` reuse out of `free_leaves`: an id that is not there is no
+ * longer free (a bug that would overwrite a kept row), and the version's write fails with nothing changed.
+ */
+function takeFreeIds(db: Connection, version: number, leaves: Iterable<{ id: number }>, reused: number): void {
+  if (reused === 0) return;
+  const take = sql(db, "DELETE FROM free_leaves WHERE id = ?");
+  let n = 0;
+  for (const l of leaves) {
+    if (n++ === reused) return;
+    if (take.run(l.id).changes !== 1) throw new IavlError("CORRUPT", `version ${version} would reuse leaves row id ${l.id}, which is not free`);
+  }
 }
 
 /** Writes of a store file, with the readers of the same connection beside it. */
@@ -89,11 +103,12 @@ export class StoreWriter {
     this.writing(`committing version ${v}`, () => {
       const latest = (sql(this.db, "SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
       if (latest >= v) throw new IavlError("CORRUPT", `version ${v} is already stored`);
+      takeFreeIds(this.db, v, w.leaves, w.reused);
       for (const l of w.leaves) insertLeaf(this.db, v, l);
-      insertOps(this.db, v, w.firstLeaf, w.ops);
+      insertOps(this.db, v, w.firstLeaf, w.ops, w.leafIds);
       insertOrphans(this.db, v, w.orphans);
       this.checkpointRows(w.branches, w.pages, w.laterOrphans, w.completes);
-      this.commitRow(w.version);
+      this.commitRow(w.version, w.leafIds);
     });
   }
 
@@ -148,9 +163,9 @@ export class StoreWriter {
     this.read.branches.reloadLayout();
   }
 
-  private commitRow(r: VersionRow): void {
+  private commitRow(r: VersionRow, leafIds: Uint8Array | null = null): void {
     initMeta(this.db, "first_version", r.version);
-    sql(this.db, `INSERT INTO versions (${VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    sql(this.db, `INSERT INTO versions (${VERSION_COLUMNS}, leaf_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
       r.version,
       r.hash,
       r.size,
@@ -160,6 +175,7 @@ export class StoreWriter {
       r.ops,
       r.firstLeaf,
       r.leafRows,
+      leafIds,
     );
   }
 
