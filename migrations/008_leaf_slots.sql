@@ -1,8 +1,8 @@
 -- Leaves rows reuse the ids pruning frees (src/sqlite/leaf-ids.ts): a rowid table places a row by its id, so a new row
 -- given a freed id fills the hole the deleted one left in its page, where an appended one grows the file. Every
 -- deleted row's id goes to `free_leaves` (deleted rows are no kept tree's: pruning deletes what no kept version reads,
--- a rollback what only removed versions read); a commit takes the smallest free ids first, and removes them here in
--- its own transaction.
+-- a rollback what only removed versions read); a commit takes free ids where they lie densely
+-- (src/store/write/leaf-slots.ts), and removes them here in its own transaction.
 CREATE TABLE free_leaves (id INTEGER PRIMARY KEY);
 CREATE TRIGGER leaves_freed AFTER DELETE ON leaves BEGIN INSERT INTO free_leaves (id) VALUES (old.id); END;
 -- A version whose rows are not one run of ids lists them (NULL: first_leaf … first_leaf + rows − 1, as before).

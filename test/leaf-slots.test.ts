@@ -14,6 +14,8 @@ import { packageFile } from "../src/base/package-files.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 import { leafSlotsProblem } from "./helpers.js";
+import { LeafSlots } from "../src/store/write/leaf-slots.js";
+import type { LeafReader } from "../src/sqlite/leaf-reader.js";
 
 /** The operations `applyVersion` makes for `version`, recorded, with the net changes they leave (key order). */
 function recorded(version: number, before: Map<string, string>): { ops: KeyOp[]; changes: string[] } {
@@ -66,6 +68,19 @@ describe("leaves row ids", () => {
     expect(leafIds(3, ids.length, packLeafIds(ids), 1)).toEqual(ids);
     expect(leafIds(5, 3, null, 1)).toEqual([5, 6, 7]);
     expect(() => leafIds(3, ids.length + 1, packLeafIds(ids), 1)).toThrow(/do not parse/);
+  });
+
+  it("are taken where they lie densely (half a run of 8 or more), the rest of a commit's rows new", () => {
+    const free = [1, 9, 10, 11, 12, 30, 41, 42, 43, 44, 45];
+    const reader = { nextId: () => 100, freeIds: (after: number, limit: number) => free.filter((id) => id > after).slice(0, limit) };
+    const slots = new LeafSlots(reader as unknown as LeafReader, () => true);
+    const g = slots.grant(7, 7);
+    expect(g.ids).toEqual([9, 10, 11, 12, 41, 42, 43]);
+    expect(g.reused).toBe(7);
+    slots.taken(g);
+    free.splice(0, free.length, 1, 30, 44, 45);
+    // Sparse ids wait for their neighbours; new ids follow every id in use.
+    expect(slots.grant(8, 2).ids).toEqual([100, 101]);
   });
 
   it("migration 008 lists as free every id below the largest that no row holds", () => {

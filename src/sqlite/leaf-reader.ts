@@ -143,9 +143,9 @@ export class LeafReader {
     return ((sql(this.db, "SELECT max(coalesce((SELECT max(id) FROM leaves), 0), coalesce((SELECT max(id) FROM free_leaves), 0))").pluck().get() as number | null) ?? 0) + 1;
   }
 
-  /** The smallest `limit` ids pruning freed and no row took since (see leaf-ids.ts), ascending. */
-  freeIds(limit: number): number[] {
-    return sql(this.db, "SELECT id FROM free_leaves ORDER BY id LIMIT ?").pluck().all(limit) as number[];
+  /** The first `limit` ids after `after` that pruning freed and no row took since (see leaf-ids.ts), ascending. */
+  freeIds(after: number, limit: number): number[] {
+    return sql(this.db, "SELECT id FROM free_leaves WHERE id > ? ORDER BY id LIMIT ?").pluck().all(after, limit) as number[];
   }
 
   /**

@@ -30,17 +30,18 @@ export function insertOps(db: Connection, version: number, firstLeaf: number, op
 }
 
 /**
- * Takes the freed ids the first `reused` of `leaves` reuse out of `free_leaves`: an id that is not there is no
- * longer free (a bug that would overwrite a kept row), and the version's write fails with nothing changed.
+ * Takes the freed ids the first `reused` of `leaves` reuse out of `free_leaves`, in one statement: an id that is not
+ * there is not free (a fault that would overwrite a kept row), and the version's write fails with nothing changed.
  */
 function takeFreeIds(db: Connection, version: number, leaves: Iterable<{ id: number }>, reused: number): void {
   if (reused === 0) return;
-  const take = sql(db, "DELETE FROM free_leaves WHERE id = ?");
-  let n = 0;
+  const ids: number[] = [];
   for (const l of leaves) {
-    if (n++ === reused) return;
-    if (take.run(l.id).changes !== 1) throw new IavlError("CORRUPT", `version ${version} would reuse leaves row id ${l.id}, which is not free`);
+    if (ids.length === reused) break;
+    ids.push(l.id);
   }
+  const taken = sql(db, "DELETE FROM free_leaves WHERE id IN (SELECT value FROM json_each(?))").run(JSON.stringify(ids)).changes;
+  if (taken !== reused) throw new IavlError("CORRUPT", `version ${version} would reuse ${reused - taken} leaves row id(s) that are not free`);
 }
 
 /** Writes of a store file, with the readers of the same connection beside it. */
