@@ -20,7 +20,7 @@ import { finishPrunes } from "./finish-prunes.js";
 import { describeMulti, type MultiDurability, type MultiLife, type MultiOp, type MultiStep } from "./multi-life.js";
 import { MultiModel, type History } from "./multi-model.js";
 import { Random } from "./random.js";
-import { branchRowsProblem, leafSlotsProblem } from "../test/helpers.js";
+import { branchRowsProblem } from "../test/helpers.js";
 import { SimFailure, type LifeStats } from "./runner.js";
 
 interface HeldReader {
@@ -109,7 +109,7 @@ export class MultiRun {
       mt.close();
     }
     for (const name of this.model.order) {
-      const problem = branchRowsProblem(join(this.dir, "stores", name)) ?? leafSlotsProblem(join(this.dir, "stores", name));
+      const problem = branchRowsProblem(join(this.dir, "stores", name));
       if (problem !== undefined) this.fail(`store ${name}: ${problem}`);
     }
     this.openWriter();

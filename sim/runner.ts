@@ -15,7 +15,7 @@ import { fromHex, IavlError, toHex, Tree, type ExportNode, type ReadOnlyStore, t
 import { childOps, openOptions, stepArgs, type Durability, type Life, type Step } from "./life.js";
 import { KEYS, keyBytes, keyHex, Model, type Rec } from "./model.js";
 import { Random } from "./random.js";
-import { branchRowsProblem, leafSlotsProblem } from "../test/helpers.js";
+import { branchRowsProblem } from "../test/helpers.js";
 import { simLayout2Ops } from "../test/fixtures/sim-layout2-history.js";
 import { cliCommand, scriptArgs } from "./child-command.js";
 import { copyStore, damageFile, tried, wrongGet, wrongIteration, type Outcome } from "./damage.js";
@@ -164,7 +164,7 @@ class LifeRun {
     } finally {
       t.close();
     }
-    const problem = branchRowsProblem(this.dir) ?? leafSlotsProblem(this.dir);
+    const problem = branchRowsProblem(this.dir);
     if (problem !== undefined) this.fail(problem);
     this.openWriter();
   }

@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { decodePage, type DecodedPage } from "../src/sqlite/page-codec.js";
-import { leafIds } from "../src/sqlite/leaf-ids.js";
 import { IavlError } from "../src/base/errors.js";
 import { fromHex, utf8 } from "../src/base/bytes.js";
 
@@ -248,30 +247,6 @@ export function leafRowsProblem(dir: string): string | undefined {
     if (extra.length > 0) return `${extra.length} key(s) with more than one row at or before the base (version ${base}) after a prune`;
     const removals = db.prepare("SELECT count(*) FROM leaves WHERE version <= ? AND version <= ? AND hash IS NULL").pluck().get(base, prunedTo) as number;
     return removals === 0 ? undefined : `${removals} removal row(s) of pruned versions at or before the base (version ${base}) after a prune`;
-  } finally {
-    db.close();
-  }
-}
-
-/**
- * What is wrong with the leaves row ids of a closed store, or undefined: an id both free (`free_leaves`) and held by
- * a row would let a commit overwrite a kept row, and every kept version's listed rows (its run, or its `leaf_ids`)
- * must be rows of that version, since a kept version reads each of them.
- */
-export function leafSlotsProblem(dir: string): string | undefined {
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  try {
-    const both = db.prepare("SELECT count(*) FROM free_leaves JOIN leaves USING (id)").pluck().get() as number;
-    if (both > 0) return `${both} leaves row id(s) listed as free while a row holds them`;
-    const versions = db.prepare("SELECT version, first_leaf, leaf_rows, leaf_ids FROM versions WHERE first_leaf IS NOT NULL").raw().all() as Array<[number, number, number, Uint8Array | null]>;
-    const row = db.prepare("SELECT version FROM leaves WHERE id = ?").pluck();
-    for (const [version, first, count, packed] of versions) {
-      for (const id of leafIds(first, count, packed === null ? null : new Uint8Array(packed), version)) {
-        const got = row.get(id) as number | undefined;
-        if (got !== version) return `version ${version} lists leaves row ${id}, which ${got === undefined ? "is gone" : `is version ${got}'s`}`;
-      }
-    }
-    return undefined;
   } finally {
     db.close();
   }

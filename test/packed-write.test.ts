@@ -6,7 +6,6 @@
 import { describe, expect, it } from "vitest";
 import { packWrite, unpackWrite } from "../src/sqlite/packed-write.js";
 import type { BranchRow, PageWrite, VersionWrite } from "../src/sqlite/rows.js";
-import { packLeafIds } from "../src/sqlite/leaf-ids.js";
 
 const bytes = (...xs: number[]): Uint8Array => Uint8Array.from(xs);
 const rows = <T>(items: T[], size: (t: T) => number): Iterable<T> & { count: number; bytes: number } => ({
@@ -15,19 +14,16 @@ const rows = <T>(items: T[], size: (t: T) => number): Iterable<T> & { count: num
   [Symbol.iterator]: () => items[Symbol.iterator](),
 });
 
-/** A write whose two leaves rows take `ids`, the first `reused` of them freed by pruning. */
-function write(completes: VersionWrite["completes"], laterOrphans: VersionWrite["laterOrphans"], ids = [20, 21], reused = 0): VersionWrite {
+function write(completes: VersionWrite["completes"], laterOrphans: VersionWrite["laterOrphans"]): VersionWrite {
   const branch: BranchRow = { version: 3, seq: 7, key: bytes(1, 2), height: 2, size: 4, hash: new Uint8Array(32).fill(9), leftVersion: 2, leftSeq: 1, rightVersion: 3, rightSeq: -5, kids: bytes(1, 4, 4) };
   const page: PageWrite = { id: 11, version: 3, bytes: bytes(5, 6, 7) };
   return {
-    version: { version: 5, hash: new Uint8Array(32).fill(1), size: 4, checkpoint: false, rootVersion: null, rootSeq: null, ops: 2, firstLeaf: ids[0]!, leafRows: 2 },
+    version: { version: 5, hash: new Uint8Array(32).fill(1), size: 4, checkpoint: false, rootVersion: null, rootSeq: null, ops: 2, firstLeaf: 20, leafRows: 2 },
     leaves: [
-      { id: ids[0]!, key: bytes(1), hash: new Uint8Array(32).fill(2), value: bytes(3, 4) },
-      { id: ids[1]!, key: bytes(2), hash: null, value: null },
+      { id: 20, key: bytes(1), hash: new Uint8Array(32).fill(2), value: bytes(3, 4) },
+      { id: 21, key: bytes(2), hash: null, value: null },
     ],
-    firstLeaf: ids[0]!,
-    leafIds: packLeafIds(ids),
-    reused,
+    firstLeaf: 20,
     ops: bytes(8, 8),
     branches: rows([branch], (b) => b.key.length + 32 + (b.kids?.length ?? 0)),
     pages: rows([page], (p) => p.bytes.length),
@@ -56,15 +52,6 @@ describe("a packed write", () => {
 
   it("round-trips a write with neither", () => {
     const w = write(undefined, []);
-    expect(w.leafIds).toBeNull();
     expect(plain(unpackWrite(packWrite(w)))).toEqual(plain(w));
-  });
-
-  it("round-trips a write whose rows reuse a freed id, with their ids listed", () => {
-    const w = write(undefined, [], [7, 20], 1);
-    const back = unpackWrite(packWrite(w));
-    expect(back.reused).toBe(1);
-    expect(back.leafIds).toEqual(packLeafIds([7, 20]));
-    expect(plain(back)).toEqual(plain(w));
   });
 });

@@ -21,7 +21,7 @@ import { applyHistory, LAST, OPTIONS, PRUNES } from "./fixtures/layout1-history.
 import { LAYOUT2_KEYS, LAYOUT2_OPS, LAYOUT2_OPTIONS } from "./fixtures/layout2-history.js";
 
 /** The schema an upgrade reaches: the last migration of migrations/. */
-const SCHEMA = 8;
+const SCHEMA = 7;
 const FIXTURE = fileURLToPath(new URL("./fixtures/layout1/iavl.sqlite.layout1", import.meta.url));
 const LAYOUT2_FIXTURE = fileURLToPath(new URL("./fixtures/layout2/iavl.sqlite.layout2", import.meta.url));
 const KEPT = [20, 40, ...Array.from({ length: LAST - 44 }, (_, i) => 45 + i)];

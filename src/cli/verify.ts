@@ -4,15 +4,14 @@
  * Beside a live writer that prunes, a version listed at the start may be pruned before or while it is checked: it is
  * reported apart ("pruned while verifying"), not as a fault, since what is gone cannot be wrong. A version that
  * cannot be read at all (a damaged page under it) is reported as unreadable, and the others are still checked. Last,
- * SQLite's own structure check covers what the hashes do not (free lists, pointer maps, index pages), and so does a
- * check of the free leaves row ids (none may be held by a row).
+ * SQLite's own structure check covers what the hashes do not (free lists, pointer maps, index pages).
  * @module
  */
 import { Option, type Command } from "commander";
 import { join } from "node:path";
 import { IavlError, isIavlError } from "../base/errors.js";
 import { STORE_FILE } from "../sqlite/connection.js";
-import { freeListProblems, structureProblems } from "../sqlite/integrity.js";
+import { structureProblems } from "../sqlite/integrity.js";
 import type { AuditReport } from "../tree/readonly-tree.js";
 import { action } from "./command.js";
 import { globals, out, outJson, versionArg, withProgress } from "./format.js";
@@ -64,8 +63,7 @@ async function verify(dir: string, opts: VerifyCliOptions, cmd: Command): Promis
     }
     return { reports: done, pruned: gone };
   });
-  const file = join(dir, STORE_FILE);
-  const problems = [...structureProblems(file), ...freeListProblems(file)];
+  const problems = structureProblems(join(dir, STORE_FILE));
   const bad = reports.filter((r) => !r.ok).length;
   const ok = bad === 0 && problems.length === 0;
   if (g.json) outJson({ ok, reports, pruned, structure: { ok: problems.length === 0, problems } });

@@ -40,18 +40,6 @@ export function structureProblems(file: string): string[] {
 }
 
 /**
- * The problems of store `file`'s free list of leaves row ids (migration 008) that the hashes cannot show: an id
- * listed as free while a row holds it would let the next commit that takes it fail (none in a sound store).
- */
-export function freeListProblems(file: string): string[] {
-  return problemsOf(file, (db) => {
-    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'free_leaves'").get() === undefined) return [];
-    const both = db.prepare("SELECT count(*) FROM free_leaves JOIN leaves USING (id)").pluck().get() as number;
-    return both === 0 ? [] : [`${both} leaves row id(s) listed as free while a row holds them`];
-  });
-}
-
-/**
  * What keeps `file`, a copy of a store's file or of a multi-store's commit marker (`kind`) restored from a replica,
  * from being whole (none when it is): SQLite's structure check, then the tables every such file holds. A copy whose
  * first page is older than the rest can pass the structure check as an empty database.

@@ -82,16 +82,14 @@ export class LeafReader {
   }
 
   /**
-   * Leaves rows `ids` of `version` (a version's, in its key order): each key the version set, with its value, or
-   * removed (value null); undefined for a row no longer there (pruned, its id maybe taken by a newer version's row).
+   * A page of a version's leaves rows (ids `first` … `end − 1`, in key order) after row `after`: each key the
+   * version set, with its value, or removed (value null).
    */
-  changeRows(version: number, ids: readonly number[]): Array<{ key: Uint8Array; value: Uint8Array | null } | undefined> {
-    const stmt = sql(this.db, `SELECT key, version, ${CHECKS} FROM leaves WHERE id = ?`).raw();
-    return ids.map((id) => {
-      const r = stmt.get(id) as Row | undefined;
-      if (r === undefined || r[1] !== version) return undefined;
-      const key = blob(r[0]);
-      return { key, value: this.vouched(key, version, r[2], r[3], r[4]) };
+  changeRows(after: number, end: number, limit: number): Array<{ id: number; key: Uint8Array; value: Uint8Array | null }> {
+    const rows = sql(this.db, `SELECT id, key, version, ${CHECKS} FROM leaves WHERE id > ? AND id < ? ORDER BY id LIMIT ?`).raw().all(after, end, limit) as Row[];
+    return rows.map((r) => {
+      const key = blob(r[1]);
+      return { id: r[0] as number, key, value: this.vouched(key, r[2] as number, r[3], r[4], r[5]) };
     });
   }
 
@@ -102,13 +100,12 @@ export class LeafReader {
     return { version, id, key: blob(r[1]), hash: blob(r[2]) };
   }
 
-  /** The hashes of leaves rows `ids` (a version's rows), by id; removals have none. */
-  hashes(ids: readonly number[]): Map<number, Uint8Array> {
+  /** The hashes of leaves rows `first` … `first + count − 1` (a version's rows), by id; removals have none. */
+  hashes(first: number, count: number): Map<number, Uint8Array> {
     const out = new Map<number, Uint8Array>();
-    const stmt = sql(this.db, "SELECT hash FROM leaves WHERE id = ?").pluck();
-    for (const id of ids) {
-      const h = stmt.get(id) as Uint8Array | null | undefined;
-      if (h !== undefined && h !== null) out.set(id, blob(h));
+    if (count === 0) return out;
+    for (const r of sql(this.db, "SELECT id, hash FROM leaves WHERE id >= ? AND id < ?").raw().iterate(first, first + count) as Iterable<Row>) {
+      if (r[1] !== null) out.set(r[0] as number, blob(r[1]));
     }
     return out;
   }
@@ -138,14 +135,9 @@ export class LeafReader {
     return { version: r[0] as number, value: this.vouched(key, r[0] as number, r[1], r[2], r[3]) };
   }
 
-  /** The id after every row's and every free one's: where rows are appended once no freed id is left. */
+  /** The id the next leaves row gets. */
   nextId(): number {
-    return ((sql(this.db, "SELECT max(coalesce((SELECT max(id) FROM leaves), 0), coalesce((SELECT max(id) FROM free_leaves), 0))").pluck().get() as number | null) ?? 0) + 1;
-  }
-
-  /** The first `limit` ids after `after` that pruning freed and no row took since (see leaf-ids.ts), ascending. */
-  freeIds(after: number, limit: number): number[] {
-    return sql(this.db, "SELECT id FROM free_leaves WHERE id > ? ORDER BY id LIMIT ?").pluck().all(after, limit) as number[];
+    return ((sql(this.db, "SELECT max(id) FROM leaves").pluck().get() as number | null) ?? 0) + 1;
   }
 
   /**

@@ -56,17 +56,17 @@ const NULL = -1;
 
 /** The total bytes a write carries (keys, hashes, values, operations): what it costs in flight. */
 export function writeBytes(w: VersionWrite): number {
-  let n = w.version.hash.length + w.ops.length + w.orphans.length + (w.leafIds?.length ?? 0);
+  let n = w.version.hash.length + w.ops.length + w.orphans.length;
   for (const [, nodes] of w.laterOrphans) n += nodes.length;
   for (const l of w.leaves) n += l.key.length + (l.hash?.length ?? 0) + (l.value?.length ?? 0);
   return n + w.branches.bytes + w.pages.bytes;
 }
 
 /**
- * Numbers a packed write carries: the header, the lengths of hash, ops, orphans and leaf ids, then per row its numbers
- * and lengths, then per earlier version's orphans its version and length.
+ * Numbers a packed write carries: the header, the lengths of hash, ops and orphans, then per row its numbers and
+ * lengths, then per earlier version's orphans its version and length.
  */
-const HEADER = 17;
+const HEADER = 16;
 const LEAF_NUMS = 4;
 const BRANCH_NUMS = 11;
 const PAGE_NUMS = 3;
@@ -75,17 +75,16 @@ const PAGE_NUMS = 3;
 export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }): PackedWrite {
   const v = w.version;
   const rows = w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS + w.pages.count * PAGE_NUMS + w.laterOrphans.length * 2;
-  const nums = reuse(spares.nums, HEADER + 4 + rows, (n) => new Float64Array(n));
+  const nums = reuse(spares.nums, HEADER + 3 + rows, (n) => new Float64Array(n));
   nums.set([v.version, v.size, v.checkpoint ? 1 : 0, v.rootVersion ?? NULL, v.rootSeq ?? NULL, v.ops, v.firstLeaf ?? NULL, v.leafRows ?? NULL]);
   nums.set([w.firstLeaf, w.leaves.length, w.branches.count, w.pages.count], 8);
   const done = w.completes;
-  nums.set([done?.version ?? NULL, done?.rootVersion ?? NULL, done?.rootSeq ?? NULL, w.laterOrphans.length, w.reused], 12);
+  nums.set([done?.version ?? NULL, done?.rootVersion ?? NULL, done?.rootSeq ?? NULL, w.laterOrphans.length], 12);
   const p: PackedWrite = { nums, bytes: reuse(spares.bytes, writeBytes(w), (n) => new Uint8Array(n)) };
   const c: Cursor = { i: HEADER, at: 0 };
   putBytes(p, c, v.hash);
   putBytes(p, c, w.ops);
   putBytes(p, c, w.orphans);
-  putBytes(p, c, w.leafIds);
   for (const l of w.leaves) {
     nums[c.i++] = l.id;
     putBytes(p, c, l.key);
@@ -118,7 +117,7 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
  */
 export function unpackWrite(p: PackedWrite): VersionRows {
   const n = p.nums;
-  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount, firstLeaf, leafCount, branchCount, pageCount, doneVersion, doneRootVersion, doneRootSeq, laterCount, reused] =
+  const [version, size, checkpoint, rootVersion, rootSeq, ops, rowFirst, rowCount, firstLeaf, leafCount, branchCount, pageCount, doneVersion, doneRootVersion, doneRootSeq, laterCount] =
     n.subarray(0, HEADER);
   const c: Cursor = { i: HEADER, at: 0 };
   const row: VersionRow = {
@@ -134,7 +133,6 @@ export function unpackWrite(p: PackedWrite): VersionRows {
   };
   const packedOps = takeBytes(p, c)!;
   const orphans = takeBytes(p, c)!;
-  const leafIds = takeBytes(p, c);
   const leavesAt: Cursor = { ...c };
   // The branches start after the leaves: step over their numbers, adding up their byte lengths.
   for (let k = 0; k < leafCount!; k++) {
@@ -188,5 +186,5 @@ export function unpackWrite(p: PackedWrite): VersionRows {
       }
     },
   };
-  return { version: row, leaves, firstLeaf: firstLeaf!, leafIds, reused: reused!, ops: packedOps, branches, pages, orphans, laterOrphans, completes };
+  return { version: row, leaves, firstLeaf: firstLeaf!, ops: packedOps, branches, pages, orphans, laterOrphans, completes };
 }

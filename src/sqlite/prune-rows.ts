@@ -59,7 +59,7 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
     // The last version an earlier prune's values step went through may have been kept then (its first kept version,
     // and the version replays start from): its removal rows stayed. Read before its row goes below.
     const swept = metaNumber(db, "leaves_pruned_to");
-    const sweptIds = swept === undefined ? undefined : store.versions.leafIds(swept);
+    const sweptRow = swept === undefined ? undefined : store.versions.row(swept);
     const removed =
       keepEvery === undefined
         ? sql(db, "DELETE FROM versions WHERE version < ?").run(asked).changes
@@ -67,13 +67,12 @@ export function markPruned(db: Connection, upTo: number, keepEvery: number | und
     const snapshots = sql(db, "SELECT version FROM versions WHERE version < ? ORDER BY version").pluck().all(keepFrom) as number[];
     // Pruned now, that version's removals with no older row of their key under them hide nothing (see plan.ts):
     // deleted with its version row, so that no crash leaves them behind for good.
-    if (sweptIds !== undefined && store.versions.row(swept!) === undefined) {
-      const del = sql(
+    if (sweptRow?.firstLeaf != null && sweptRow.leafRows != null && store.versions.row(sweptRow.version) === undefined) {
+      sql(
         db,
-        `DELETE FROM leaves WHERE id = ? AND version = ? AND hash IS NULL
+        `DELETE FROM leaves WHERE id >= ? AND id < ? AND version = ? AND hash IS NULL
            AND NOT EXISTS (SELECT 1 FROM leaves AS older WHERE older.key = leaves.key AND older.version < leaves.version)`,
-      );
-      for (const id of sweptIds) del.run(id, swept);
+      ).run(sweptRow.firstLeaf, sweptRow.firstLeaf + sweptRow.leafRows, sweptRow.version);
     }
     // Recorded even when the base is itself kept: a base recorded earlier names a tree whose branches this prune may
     // delete (replays never use it once a newer checkpoint is kept, but nothing should name what is gone).
@@ -131,7 +130,7 @@ export function pruneLeaves(db: Connection, through: number, keepFrom: number, s
       const vo = store.versions.ops(version);
       for (const op of vo?.ops ?? []) {
         if (op.row === undefined) continue;
-        const id = vo!.leafIds[op.row]!;
+        const id = vo!.firstLeaf + op.row;
         const p = prev.get(op.key, version) as [number, number] | undefined;
         if (p !== undefined && !snapshots.some((s) => p[1] <= s && s < version)) del.run(p[0]);
         // A removal only hides older rows: with none left (a snapshot may keep one), it goes too.

@@ -13,10 +13,7 @@ export interface VersionRow {
   rootVersion: number | null;
   rootSeq: number | null;
   ops: number;
-  /**
-   * The version's first leaves row, and how many it has: ids firstLeaf … firstLeaf + leafRows − 1 unless the version
-   * lists them (leaf-ids.ts); null when not known.
-   */
+  /** The version's leaves rows are ids firstLeaf … firstLeaf + leafRows − 1, in key order; null when not known. */
   firstLeaf: number | null;
   leafRows: number | null;
 }
@@ -83,14 +80,10 @@ export interface PageRows extends Iterable<PageWrite> {
 /** What one version writes, in one transaction. */
 export interface VersionWrite {
   version: VersionRow;
-  /** One row per key changed, ids ascending in key order (so a version's changes read back in key order). */
+  /** One row per key changed, ids in key order (so a version's changes read back in key order). */
   leaves: LeafWrite[];
   /** The id of the version's first leaves row (the next free id when it changed nothing). */
   firstLeaf: number;
-  /** The rows' ids packed (leaf-ids.ts), or null when they are one run from `firstLeaf`. */
-  leafIds: Uint8Array | null;
-  /** How many of the first rows take ids pruning freed (the write removes them from `free_leaves`). */
-  reused: number;
   /** Every operation in order, packed (version-ops.ts). */
   ops: Uint8Array;
   branches: BranchRows;

@@ -24,24 +24,9 @@ export function insertLeaf(db: Connection, version: number, l: LeafWrite): void 
   sql(db, "INSERT INTO leaves (id, version, key, hash, value, sum) VALUES (?, ?, ?, ?, ?, ?)").run(l.id, version, l.key, l.hash, l.value, sum);
 }
 
-/** Writes the packed operations of `version`, with the ids of its leaves rows (`leafIds` null: a run from `firstLeaf`). */
-export function insertOps(db: Connection, version: number, firstLeaf: number, ops: Uint8Array, leafIds: Uint8Array | null): void {
-  sql(db, "INSERT INTO version_ops (version, first_leaf, ops, leaf_ids) VALUES (?, ?, ?, ?)").run(version, firstLeaf, ops, leafIds);
-}
-
-/**
- * Takes the freed ids the first `reused` of `leaves` reuse out of `free_leaves`, in one statement: an id that is not
- * there is not free (a fault that would overwrite a kept row), and the version's write fails with nothing changed.
- */
-function takeFreeIds(db: Connection, version: number, leaves: Iterable<{ id: number }>, reused: number): void {
-  if (reused === 0) return;
-  const ids: number[] = [];
-  for (const l of leaves) {
-    if (ids.length === reused) break;
-    ids.push(l.id);
-  }
-  const taken = sql(db, "DELETE FROM free_leaves WHERE id IN (SELECT value FROM json_each(?))").run(JSON.stringify(ids)).changes;
-  if (taken !== reused) throw new IavlError("CORRUPT", `version ${version} would reuse ${reused - taken} leaves row id(s) that are not free`);
+/** Writes the packed operations of `version`. */
+export function insertOps(db: Connection, version: number, firstLeaf: number, ops: Uint8Array): void {
+  sql(db, "INSERT INTO version_ops (version, first_leaf, ops) VALUES (?, ?, ?)").run(version, firstLeaf, ops);
 }
 
 /** Writes of a store file, with the readers of the same connection beside it. */
@@ -104,12 +89,11 @@ export class StoreWriter {
     this.writing(`committing version ${v}`, () => {
       const latest = (sql(this.db, "SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
       if (latest >= v) throw new IavlError("CORRUPT", `version ${v} is already stored`);
-      takeFreeIds(this.db, v, w.leaves, w.reused);
       for (const l of w.leaves) insertLeaf(this.db, v, l);
-      insertOps(this.db, v, w.firstLeaf, w.ops, w.leafIds);
+      insertOps(this.db, v, w.firstLeaf, w.ops);
       insertOrphans(this.db, v, w.orphans);
       this.checkpointRows(w.branches, w.pages, w.laterOrphans, w.completes);
-      this.commitRow(w.version, w.leafIds);
+      this.commitRow(w.version);
     });
   }
 
@@ -164,9 +148,9 @@ export class StoreWriter {
     this.read.branches.reloadLayout();
   }
 
-  private commitRow(r: VersionRow, leafIds: Uint8Array | null = null): void {
+  private commitRow(r: VersionRow): void {
     initMeta(this.db, "first_version", r.version);
-    sql(this.db, `INSERT INTO versions (${VERSION_COLUMNS}, leaf_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    sql(this.db, `INSERT INTO versions (${VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
       r.version,
       r.hash,
       r.size,
@@ -176,7 +160,6 @@ export class StoreWriter {
       r.ops,
       r.firstLeaf,
       r.leafRows,
-      leafIds,
     );
   }
 

@@ -7,8 +7,7 @@ import { IavlError } from "../base/errors.js";
 import { sql, type Connection, type Statement } from "./connection.js";
 import { metaNumber, rollbackCount, rolledBackSince } from "./meta.js";
 import { blob, toVersionRow, VERSION_COLUMNS, type VersionRow } from "./rows.js";
-import { leafIds } from "./leaf-ids.js";
-import { rowCount, unpackOps, type PackedOp } from "./version-ops.js";
+import { unpackOps, type PackedOp } from "./version-ops.js";
 
 type Row = unknown[];
 
@@ -22,9 +21,9 @@ export interface ReplayBase {
 /** Whether a version a reader began on is still the one it read: kept, pruned since, or replaced by a rollback. */
 export type VersionState = "kept" | "pruned" | "rolled-back";
 
-/** The operations of a version, and the ids of the leaves rows they made (an op's `row` indexes them). */
+/** The operations of a version, and the id of the first leaves row they made. */
 export interface VersionOps {
-  leafIds: number[];
+  firstLeaf: number;
   ops: PackedOp[];
 }
 
@@ -153,20 +152,8 @@ export class VersionReader {
 
   /** The operations of `version` in order, or undefined when they are no longer kept. */
   ops(version: number): VersionOps | undefined {
-    const r = sql(this.db, "SELECT first_leaf, ops, leaf_ids FROM version_ops WHERE version = ?").raw().get(version) as Row | undefined;
-    if (r === undefined) return undefined;
-    const ops = unpackOps(blob(r[1]), version);
-    return { leafIds: leafIds(r[0] as number, rowCount(ops), r[2] === null ? null : blob(r[2]), version), ops };
-  }
-
-  /**
-   * The ids of the leaves rows of kept `version`, in the key order of its rows; undefined when the version is not
-   * kept or its rows are not known as its own (an imported version, or one kept from before layout 2).
-   */
-  leafIds(version: number): number[] | undefined {
-    const r = sql(this.db, "SELECT first_leaf, leaf_rows, leaf_ids FROM versions WHERE version = ?").raw().get(version) as Row | undefined;
-    if (r === undefined || r[0] === null || r[1] === null) return undefined;
-    return leafIds(r[0] as number, r[1] as number, r[2] === null ? null : blob(r[2]), version);
+    const r = sql(this.db, "SELECT first_leaf, ops FROM version_ops WHERE version = ?").raw().get(version) as Row | undefined;
+    return r === undefined ? undefined : { firstLeaf: r[0] as number, ops: unpackOps(blob(r[1]), version) };
   }
 }
 

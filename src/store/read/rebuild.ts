@@ -10,6 +10,7 @@ import { Mutator } from "../../tree/mutate.js";
 import { NONE, rootDigest } from "../../tree/node.js";
 import type { VersionRow } from "../../sqlite/rows.js";
 import type { StoreReader } from "../../sqlite/store-reader.js";
+import { rowCount } from "../../sqlite/version-ops.js";
 import { NodeLoader } from "../node-loader.js";
 import { replayVersion } from "./replay.js";
 import { replayStart } from "../../checkpoint/replay-start.js";
@@ -39,7 +40,7 @@ export function rebuildVersion(store: StoreReader, src: NodeLoader, row: Version
   for (let v = from; v <= row.version; v++) {
     const vo = store.versions.ops(v);
     if (vo === undefined) throw new IavlError("CORRUPT", `the operations of version ${v}, which version ${row.version} replays, are missing`);
-    root = replayVersion(m, root, v, vo, store.leaves.hashes(vo.leafIds));
+    root = replayVersion(m, root, v, vo, store.leaves.hashes(vo.firstLeaf, rowCount(vo.ops)));
   }
   const h = rootDigest(src, root);
   if (h !== toDigest(row.hash)) {

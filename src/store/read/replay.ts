@@ -17,7 +17,7 @@ export function replayVersion(mutator: Mutator, root: number, version: number, v
   const t = mutator.table;
   mutator.version = version;
   for (const op of vo.ops) {
-    const row = op.row === undefined ? undefined : vo.leafIds[op.row];
+    const row = op.row === undefined ? undefined : vo.firstLeaf + op.row;
     const key = latin1(op.key);
     if (!op.set) {
       root = mutator.remove(root, key);

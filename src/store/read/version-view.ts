@@ -82,15 +82,17 @@ export class VersionView implements ReadonlyTree {
 
   /** The net changes that made this version, in key order: each key it set, with its value, or removed (null). */
   *changes(): Generator<KeyChange> {
-    const { version } = this.row;
-    const ids = this.read(() => this.store.versions.leafIds(version));
-    if (ids === undefined) {
+    const { firstLeaf, leafRows, version } = this.row;
+    if (firstLeaf === null || leafRows === null) {
       throw new IavlError("VERSION_PRUNED", `the changes of version ${version} are not kept (an imported version, or one its store kept from before layout 2)`);
     }
-    for (let at = 0; at < ids.length; at += CHANGES_PAGE) {
+    const end = firstLeaf + leafRows;
+    for (let after = firstLeaf - 1; ; ) {
       this.alive();
-      const page = this.read(() => this.store.leaves.changeRows(version, ids.slice(at, at + CHANGES_PAGE)));
-      for (const r of page) if (r !== undefined) yield r;
+      const page = this.read(() => this.store.leaves.changeRows(after, end, CHANGES_PAGE));
+      for (const r of page) yield { key: r.key, value: r.value };
+      if (page.length < CHANGES_PAGE) return;
+      after = page[page.length - 1]!.id;
     }
   }
 
@@ -99,18 +101,19 @@ export class VersionView implements ReadonlyTree {
    * replays to reach this version's hash. `VERSION_PRUNED` when they are not kept (pruned, or an imported version).
    */
   operations(): KeyOp[] {
-    const { version } = this.row;
+    const { firstLeaf, leafRows, version } = this.row;
     const log = this.read(() => this.store.versions.ops(version));
-    if (log === undefined || this.row.firstLeaf === null || this.row.leafRows === null) {
+    if (log === undefined || firstLeaf === null || leafRows === null) {
       throw new IavlError("VERSION_PRUNED", `the operations of version ${version} are not kept (pruned, or an imported version)`);
     }
     const values: Array<Uint8Array | null> = [];
-    for (let at = 0; at < log.leafIds.length; at += CHANGES_PAGE) {
+    const end = firstLeaf + leafRows;
+    for (let after = firstLeaf - 1; ; ) {
       this.alive();
-      const page = this.read(() => this.store.leaves.changeRows(version, log.leafIds.slice(at, at + CHANGES_PAGE)));
-      page.forEach((r, i) => {
-        if (r !== undefined) values[at + i] = r.value;
-      });
+      const page = this.read(() => this.store.leaves.changeRows(after, end, CHANGES_PAGE));
+      for (const r of page) values[r.id - firstLeaf] = r.value;
+      if (page.length < CHANGES_PAGE) break;
+      after = page[page.length - 1]!.id;
     }
     return log.ops.map((op) => {
       if (op.row === undefined) return { key: op.key, value: op.set ? EMPTY : null };

@@ -19,8 +19,6 @@ import { laterMark, type CheckpointStep } from "../../checkpoint/checkpoint-step
 /** A commit's rows, with the leaves that now hold their row's node key. */
 export interface CommitRows {
   write: VersionWrite;
-  /** The ids its leaves rows took. */
-  grant: LeafIdGrant;
   /** The version's new leaves (their values are dropped once the version is on disk). */
   leaves: number[];
   /** Page ids the write uses. */
@@ -53,32 +51,16 @@ function storedOrphans(t: NodeTable, orphans: readonly number[], moved: readonly
 }
 
 /**
- * The ids a commit's leaves rows take: `reused` of them freed by pruning, then appended from `next`, all ascending
- * (see leaf-slots.ts).
- */
-export interface LeafIdGrant {
-  ids: number[];
-  reused: number;
-  /** The id appended rows start from. */
-  next: number;
-  version: number;
-  /** The ids packed for the version's rows (sqlite/leaf-ids.ts), or null when they are one run. */
-  packed: Uint8Array | null;
-}
-
-/**
- * The rows of `c`, its leaves rows numbered by `idsFor` (given how many): one per key the version changed (set, or
- * removed having been there before it), in key order, so that the version's changes read back in key order from
- * ascending ids; a set's leaf takes its row's id. The rows of the checkpoint step that `stepOf` makes once the leaves are numbered go
+ * The rows of `c`, its leaves rows numbered from `firstLeaf`: one per key the version changed (set, or removed having
+ * been there before it), in key order, so that the version's changes read back in key order from consecutive ids; a
+ * set's leaf takes its row's id. The rows of the checkpoint step that `stepOf` makes once the leaves are numbered go
  * too, if any (checkpoint-steps.ts): when it ends the checkpoint of this very version, the version row names its root.
  */
-export function versionRows(src: NodeSource, c: CommitInput, idsFor: (n: number) => LeafIdGrant, stepOf: () => CheckpointStep | undefined): CommitRows {
+export function versionRows(src: NodeSource, c: CommitInput, firstLeaf: number, stepOf: () => CheckpointStep | undefined): CommitRows {
   const t = src.t;
   const { ops } = c.log;
   const changed = ops.filter((op) => op.last && (op.leaf !== NONE || op.existed)).map((op) => ({ op, id: latin1(op.key) }));
   changed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const grant = idsFor(changed.length);
-  const ids = grant.ids;
   const rowOf = new Map<Op, number>();
   const rows: LeafWrite[] = [];
   const leaves: number[] = [];
@@ -86,19 +68,18 @@ export function versionRows(src: NodeSource, c: CommitInput, idsFor: (n: number)
     rowOf.set(op, row);
     const leaf = op.leaf;
     if (leaf === NONE) {
-      rows.push({ id: ids[row]!, key: op.key, hash: null, value: null });
+      rows.push({ id: firstLeaf + row, key: op.key, hash: null, value: null });
       return;
     }
-    t.setSeq(leaf, leafKeySeq(ids[row]!));
+    t.setSeq(leaf, leafKeySeq(firstLeaf + row));
     leaves.push(leaf);
-    rows.push({ id: ids[row]!, key: op.key, hash: t.hashBytes(leaf), value: t.value(leaf) ?? null });
+    rows.push({ id: firstLeaf + row, key: op.key, hash: t.hashBytes(leaf), value: t.value(leaf) ?? null });
   });
   const undoLeaves = (): void => {
     for (const leaf of leaves) t.setSeq(leaf, 0);
   };
   const packed: PackedOp[] = ops.map((op) => ({ key: op.key, set: op.leaf !== NONE, row: rowOf.get(op) }));
   const root = c.root;
-  const firstLeaf = ids[0] ?? grant.next;
   let step: CheckpointStep | undefined;
   try {
     step = stepOf();
@@ -119,8 +100,6 @@ export function versionRows(src: NodeSource, c: CommitInput, idsFor: (n: number)
       },
       leaves: rows,
       firstLeaf,
-      leafIds: grant.packed,
-      reused: grant.reused,
       ops: packOps(packed),
       branches: batch.rows,
       pages: batch.pages,
@@ -131,7 +110,6 @@ export function versionRows(src: NodeSource, c: CommitInput, idsFor: (n: number)
     const made = step;
     return {
       write,
-      grant,
       leaves,
       pagesUsed: batch.pagesUsed,
       step: made,

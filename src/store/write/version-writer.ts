@@ -15,7 +15,6 @@ import { laterMark, type CheckpointStep } from "../../checkpoint/checkpoint-step
 import { laterOrphans, versionRows } from "./version-rows.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
-import { LeafSlots } from "./leaf-slots.js";
 
 /** How versions are written. */
 export interface VersionWriterOptions {
@@ -42,8 +41,8 @@ export class VersionWriter {
   private readonly ownWal: boolean;
   private readonly busyTimeoutMs: number;
   private readonly values: UnlandedValues;
-  /** The ids leaves rows take. */
-  private readonly leafSlots: LeafSlots;
+  /** The id the next leaves row gets. */
+  private nextLeaf: number;
   /** The id the next page row gets. */
   private nextPage: number;
   private readonly turn: WriteTurn;
@@ -58,13 +57,13 @@ export class VersionWriter {
     o: VersionWriterOptions,
   ) {
     this.values = new UnlandedValues(t);
+    this.nextLeaf = store.read.leaves.nextId();
     this.nextPage = store.read.pages.nextId();
     this.turn = o.turn;
     this.ownWal = o.walCheckpoints === "own";
     this.busyTimeoutMs = o.busyTimeoutMs;
     const landed = (v: number): void => this.values.landed(v);
     if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.walOf()?.shared, o.turn, landed);
-    this.leafSlots = new LeafSlots(store.read.leaves, (v) => this.queue === undefined || this.queue.durable >= v);
   }
 
   /**
@@ -91,7 +90,7 @@ export class VersionWriter {
    * the version's leaves are numbered, if any; returns that step. Throws with nothing changed when it cannot.
    */
   write(src: NodeSource, c: CommitInput, stepOf: (firstPage: number) => CheckpointStep | undefined): CheckpointStep | undefined {
-    const rows = versionRows(src, c, (n) => this.leafSlots.grant(c.version, n), () => stepOf(this.nextPage));
+    const rows = versionRows(src, c, this.nextLeaf, () => stepOf(this.nextPage));
     try {
       this.values.seal(c.version, rows.leaves);
       if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
@@ -110,7 +109,7 @@ export class VersionWriter {
       rows.undo();
       throw e;
     }
-    this.leafSlots.taken(rows.grant);
+    this.nextLeaf += rows.write.leaves.length;
     this.nextPage += rows.pagesUsed;
     return rows.step;
   }
