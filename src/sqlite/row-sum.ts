@@ -23,8 +23,15 @@ export function crc32(data: Uint8Array, value = 0): number {
 /** Where a row's sum is taken in one call: the key, its length, the version and the value, laid end to end. */
 const scratch = new Uint8Array(8192);
 const scratchView = new DataView(scratch.buffer);
-const head = new Uint8Array(12);
-const headView = new DataView(head.buffer);
+/** Bytes of the key's length and the version between key and value. */
+const HEAD = 12;
+
+/** Writes the key's length and the version into the scratch at `at`; returns where they end. */
+function putHead(at: number, keyLength: number, version: number): number {
+  scratchView.setUint32(at, keyLength);
+  scratchView.setFloat64(at + 4, version);
+  return at + HEAD;
+}
 
 /**
  * The sum of the row of `key` at `version` holding `value`: one CRC over the parts copied end to end where they fit
@@ -32,16 +39,11 @@ const headView = new DataView(head.buffer);
  */
 export function rowSum(key: Uint8Array, version: number, value: Uint8Array): number {
   const k = key.length;
-  const n = k + 12 + value.length;
-  if (n > scratch.length) {
-    headView.setUint32(0, k);
-    headView.setFloat64(4, version);
-    return crc32(value, crc32(head, crc32(key)));
-  }
+  const n = k + HEAD + value.length;
+  // A row past the scratch (keys may reach 64 KiB) is summed in three calls, its head alone in the scratch.
+  if (n > scratch.length) return crc32(value, crc32(scratch.subarray(0, putHead(0, k, version)), crc32(key)));
   scratch.set(key, 0);
-  scratchView.setUint32(k, k);
-  scratchView.setFloat64(k + 4, version);
-  scratch.set(value, k + 12);
+  scratch.set(value, putHead(k, k, version));
   return crc32(scratch.subarray(0, n));
 }
 
