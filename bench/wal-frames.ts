@@ -11,7 +11,8 @@
  * - Each frame's page is given to the table (or index) that holds it at the end of the phase (`dbstat`); a page
  *   freed and taken by another table meanwhile counts for the later one. Pages no table holds are pointer-map pages
  *   (auto-vacuum's, at fixed places) or free-list pages.
- * - The floors: both plain layouts loaded with the store's latest values, fed the same churn, autocheckpoint off.
+ * - The floors: both plain layouts grown as the store was, then fed the same churn with autocheckpoint off. The
+ *   churn's keys are the scale data's, so a store given by `--from` must have been grown with them (the scale bench's).
  * @module
  */
 import { cpSync, mkdtempSync, openSync, readSync, closeSync, fstatSync, rmSync } from "node:fs";
@@ -37,8 +38,9 @@ function framesByTable(dbFile: string, wal: string): Map<string, number> {
   db.close();
   const counts = new Map<string, number>();
   const fd = openSync(wal, "r");
+  const size = fstatSync(fd).size;
   const header = Buffer.alloc(FRAME_HEADER);
-  for (let at = WAL_HEADER; at + FRAME_HEADER + PAGE <= fstatSync(fd).size; at += FRAME_HEADER + PAGE) {
+  for (let at = WAL_HEADER; at + FRAME_HEADER + PAGE <= size; at += FRAME_HEADER + PAGE) {
     readSync(fd, header, 0, FRAME_HEADER, at);
     const page = header.readUInt32BE(0);
     const name = owner.get(page) ?? ((page - 2) % PTRMAP_EVERY === 0 ? "(pointer map)" : "(free list)");
@@ -83,32 +85,23 @@ const [keys, versions, keep] = [Number(o.keys), Number(o.versions), Number(o.kee
 const scratch = mkdtempSync(join(tmpdir(), "iavlite-wal-frames-"));
 const dir = join(scratch, "store");
 try {
-  let size = keys;
-  if (o.from !== undefined) {
-    cpSync(o.from, dir, { recursive: true });
-    const t = Tree.open(dir);
-    size = t.size;
-    t.close();
-  } else {
-    const t = Tree.open(dir);
+  if (o.from !== undefined) cpSync(o.from, dir, { recursive: true });
+  const t = Tree.open(dir);
+  if (o.from === undefined) {
     for (let v = 1; v * 10_000 <= keys; v++) {
       for (const c of grown(v, 10_000)) t.set(c.key, c.value!);
       t.commit();
     }
-    t.close();
   }
+  const size = t.size;
   console.log(`${size} keys; ${versions} churn versions a phase, about ${new Churn(size).version(1).length} changes each`);
   // The floors first, from the grown state, fed the versions the store's first phase takes.
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  const latest = db.prepare("SELECT key, value FROM leaves l WHERE value IS NOT NULL AND version = (SELECT max(version) FROM leaves m WHERE m.key = l.key)").raw();
   const floors: Array<[string, Map<string, number>]> = [];
   for (const l of LAYOUTS) {
     const file = layoutFile(scratch, "floor", l);
     const p = new Plain(file, l);
-    const ins = p.db.prepare("INSERT INTO kv (key, value) VALUES (?, ?)");
-    p.db.transaction(() => {
-      for (const [k, v] of latest.iterate() as Iterable<[Uint8Array, Uint8Array]>) ins.run(k, v);
-    })();
+    // Grown as the store was (and as the scale bench grows its floors): key order would pack the table tighter.
+    for (let v = 1; v * 10_000 <= size; v++) p.put(grown(v, 10_000));
     p.db.pragma("wal_checkpoint(TRUNCATE)");
     p.db.pragma("wal_autocheckpoint = 0");
     const churn = new Churn(size);
@@ -119,7 +112,7 @@ try {
     rmSync(file);
     rmSync(`${file}-wal`, { force: true });
   }
-  db.close();
+  t.close();
   const churn = new Churn(size);
   print("store, commits alone (no prune)", await churnStore(dir, churn, 1, versions), versions);
   print(`store, commits and automatic prunes (keepRecent ${keep})`, await churnStore(dir, churn, versions + 1, versions, keep), versions);
