@@ -77,6 +77,7 @@ describe("changes on a store", () => {
     );
     const t = Tree.open(dir, { checkpointInterval: 4, shardSize: 5 });
     const expected = play(t, history);
+    await t.flush();
     const reader = Tree.openReadOnly(dir);
     expect(shown(reader.changes(1, 30))).toEqual(shown(t.changes(1, 30)));
     expect(shown(t.changes(1, 30)).map((c) => c ?? [])).toEqual(expected);

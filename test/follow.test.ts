@@ -45,7 +45,8 @@ async function followUntil(url: string, dir: string, until: (v: number) => boole
 describe("a version's operations", () => {
   it("replayed in order reach the writer's hash at every version, keys touched twice included", () => {
     const dir = tempDir();
-    const w = Tree.open(dir, { checkpointInterval: 3 });
+    // Each version in SQLite on commit()'s return, where the read-only handle reads it in step.
+    const w = Tree.open(dir, { checkpointInterval: 3, commitJournal: false });
     const replica = Tree.memory();
     const r = Tree.openReadOnly(dir);
     try {
@@ -228,6 +229,7 @@ describe("follow, when the source's history is not the replica's", () => {
   it("stops with CORRUPT naming the last version both share, at once, beside or ahead of the source; the replica untouched", async () => {
     const [a, other] = [tempDir(), `${tempDir()}/replica`];
     const w = eight(Tree.open(a), "a");
+    await w.flush();
     eight(Tree.open(other), "b").close();
     const before = stateOf(other);
     const service = await startServer(a, { port: 0 });
@@ -239,6 +241,7 @@ describe("follow, when the source's history is not the replica's", () => {
       w.close();
       Tree.rollback(a, 2);
       const again = eight(Tree.open(a), "c", 6, 2);
+      await again.flush();
       try {
         expect((await refusal(service.url, other)).message).toMatch(diverged(6, 2, other, service.url));
         expect(stateOf(other)).toEqual(before);

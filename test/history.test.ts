@@ -87,6 +87,8 @@ describe("history on a store", () => {
     const t = Tree.open(dir, { checkpointInterval: 4, shardSize: 5 });
     const model = play(t, versions).get("01")!;
     const key = fromHex("01");
+    // Another handle sees the versions once they have landed.
+    await t.flush();
     const reader = Tree.openReadOnly(dir);
     expect(reader.history(key, { limit: 1000 })).toEqual(t.history(key, { limit: 1000 }));
     expect(shown(t.history(key, { limit: 1000, reverse: true }))).toEqual(model);

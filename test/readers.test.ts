@@ -51,6 +51,7 @@ describe("read-only processes beside a writer", () => {
       t.set(enc.encode(`k${v % 5}`), enc.encode(`v${v}`));
       t.commit();
     }
+    await t.flush();
     const r = Tree.openReadOnly(dir);
     expect(r.version).toBe(20);
     expect(r.earliest()).toBe(1);
@@ -70,6 +71,8 @@ describe("read-only processes beside a writer", () => {
     expect(r.versions()[0]).toBe(11);
     t.set(enc.encode("new"), enc.encode("x"));
     t.commit();
+    // Another handle sees a version once the commit journal's writer thread has landed it.
+    await t.flush();
     expect(r.version).toBe(20);
     expect(r.refresh()).toBe(21);
     expect(r.get(enc.encode("new"))).toEqual(enc.encode("x"));

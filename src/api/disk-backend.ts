@@ -25,6 +25,8 @@ const AUTO_PRUNE_KEEP_FREE = 0.25;
 
 /** What a multi-store tells its store's backend (see {@link DiskBackend.open}). */
 interface MultiStoreOpen {
+  /** Land each version inline, in `commit()`, with durability "normal" too (no commit journal). */
+  inline?: boolean;
   rollbackTo?: number;
   keeps?: () => number;
 }
@@ -33,7 +35,8 @@ interface MultiStoreOpen {
 export class DiskBackend implements Backend {
   readonly logsOps = true;
   private pruner: Pruner | undefined;
-  /** The newest automatic prune target asked of the pruner. */
+  /** The newest automatic prune target the keepRecent policy wants, and the newest asked of the pruner. */
+  private autoWanted = 0;
   private autoAsked = 0;
   /** Prunes asked, explicit and automatic: see {@link pruneEpoch}. */
   private pruneAsks = 0;
@@ -63,7 +66,8 @@ export class DiskBackend implements Backend {
     }
   }
 
-  private static openFolder(dir: string, options: ResolvedOpenOptions, { rollbackTo, keeps }: MultiStoreOpen): DiskBackend {
+  private static openFolder(dir: string, options: ResolvedOpenOptions, multi: MultiStoreOpen): DiskBackend {
+    const { rollbackTo, keeps } = multi;
     const folder = openStoreFolder(dir, {
       shardSize: options.shardSize,
       sync: options.durability === "full" ? "full" : "normal",
@@ -72,18 +76,22 @@ export class DiskBackend implements Backend {
     try {
       if (rollbackTo !== undefined) rollbackStore(folder.db, rollbackTo);
       const turn = new WriteTurn();
+      const journal = options.durability === "normal" && (options.commitJournal ?? options.walCheckpoints === "own") && !multi.inline ? folder.journal : undefined;
       let backend: DiskBackend | undefined;
       const set = new WorkingSet(folder.db, folder.file, {
         checkpointInterval: options.checkpointInterval,
         checkpointStepRows: options.checkpointStepRows,
         memoryBudgetMiB: options.memoryBudgetMiB,
-        asyncQueue: options.durability === "async" ? options.asyncQueue : undefined,
+        // A multi-store's stores land inline: its commit marker records versions every store holds.
+        asyncQueue: options.durability === "async" || journal !== undefined ? options.asyncQueue : undefined,
+        journal,
         snapshotEvery: options.keepEvery,
         keepRecent: options.keepRecent,
         busyTimeoutMs: options.busyTimeoutMs,
         walCheckpoints: options.walCheckpoints,
         turn,
         pruneEpoch: () => backend?.pruneEpoch(),
+        onLanded: () => backend?.askAutoPrune(),
       });
       backend = new DiskBackend(folder, set, options, turn, keeps);
       return backend;
@@ -219,7 +227,18 @@ export class DiskBackend implements Backend {
     if (keep === undefined) return;
     const target = Math.min(version - keep, this.pruneCeiling());
     // In steps of a tenth of the window, so that each prune has enough to do to be worth starting.
-    if (target < 1 || target - this.autoAsked < Math.max(1, Math.floor(keep / 10))) return;
+    if (target < 1 || target - this.autoWanted < Math.max(1, Math.floor(keep / 10))) return;
+    this.autoWanted = target;
+    this.askAutoPrune();
+  }
+
+  /**
+   * Asks the pruner for the wanted target as far as versions have landed, and again as each lands: the prune thread
+   * sees only what is on disk and keeps its latest version, so a target past it would be reached short of itself.
+   */
+  askAutoPrune(): void {
+    const target = Math.min(this.autoWanted, this.set.durable - 1);
+    if (target <= this.autoAsked || this.closed) return;
     this.autoAsked = target;
     this.pruneAsks++;
     this.prunerOf().autoTo(target);

@@ -12,6 +12,8 @@ export const storeNameSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "store
 
 /** Options of `MultiTree.open`: the store names, and the options every store opens with. */
 export const multiOptionsSchema = openOptionsSchema
+  // A multi-store's stores land each version inline: the folder's commit marker records versions every store holds.
+  .omit({ commitJournal: true })
   .extend({
     /**
      * Names of the stores (letters, digits, `_`, `-`, `.`), at least one, no duplicates. On a folder that has

@@ -47,14 +47,14 @@ export function openFolder(dir: string, o: ResolvedMultiOptions, keeps: () => nu
     const resolved = storeOpenOptions(o, whole + 1);
     for (const name of names) {
       const back = latest(name) > whole ? rollbackTo : undefined;
-      trees.set(name, new Tree({ backend: DiskBackend.open(storeDir(dir, name), resolved, { rollbackTo: back, keeps }), initialVersion: whole + 1 }));
+      trees.set(name, new Tree({ backend: DiskBackend.open(storeDir(dir, name), resolved, { inline: true, rollbackTo: back, keeps }), initialVersion: whole + 1 }));
     }
     const pending = marker.state().pending;
     if (pending !== undefined && pending > whole) marker.abandon(pending);
     // An interrupted folder rollback is done once no store of the folder, opened here or not, is still ahead.
     if (endsRollback && (multiStoreNames(dir) ?? []).every((n) => names.includes(n) || storeLatest(storeDir(dir, n)) <= whole)) marker.endRollback();
     const reopenAt = (name: string, version: number): Tree =>
-      new Tree({ backend: DiskBackend.open(storeDir(dir, name), storeOpenOptions(o, version + 1), { rollbackTo: version, keeps }), initialVersion: version + 1 });
+      new Tree({ backend: DiskBackend.open(storeDir(dir, name), storeOpenOptions(o, version + 1), { inline: true, rollbackTo: version, keeps }), initialVersion: version + 1 });
     return { marker, trees, whole, reopenAt };
   } catch (e) {
     for (const t of trees.values()) t.close();

@@ -42,7 +42,16 @@ export const openOptionsSchema = z
      * `"async"`: commit returns once the hash is known and a background writer lands versions in order.
      */
     durability: z.enum(["normal", "full", "async"]).default("normal"),
-    /** With durability "async": versions that may wait for the writer before `commit()` blocks. Default 8. */
+    /**
+     * With durability "normal": `commit()` appends the version to the store's commit journal (one write) and a writer
+     * thread lands it in SQLite, off the caller's thread; the next writer to open the store lands what a process that
+     * died left in the journal. This handle reads the version at once; other processes, read-only handles and the
+     * CLI see it once it lands (`await flush()` waits for that). `false`: land it inline, so that it is in SQLite when
+     * `commit()` returns. Default: true, but false with walCheckpoints "external", where a replicator ships what the
+     * WAL holds and never sees the journal (a version commit() returned must reach the replica).
+     */
+    commitJournal: z.boolean().optional(),
+    /** With durability "async", or the commit journal: versions that may wait for the writer thread before `commit()` blocks. Default 8. */
     asyncQueue: z.number().int().min(1).max(1024).default(8),
     /** Versions per shard of the node tables, fixed when the store is created. Default 1000. */
     shardSize: z.number().int().min(1).max(1_000_000).default(1000),

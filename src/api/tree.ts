@@ -284,7 +284,11 @@ export class Tree {
     return this.backend.prune(version, options);
   }
 
-  /** Resolves when every committed version is durable (immediately unless durability is "async"). */
+  /**
+   * Resolves when every committed version has landed in the store's SQLite file, where other processes, read-only
+   * handles and the CLI see it: at once with durability "full", or "normal" without a commit journal. With the
+   * journal a committed version is already durable; with durability "async", only once it has landed.
+   */
   async flush(): Promise<void> {
     this.ensureOpen();
     await this.backend.flush();

@@ -112,3 +112,15 @@ export function fromSqlite(e: unknown, doing: string): unknown {
   }
   return e;
 }
+
+/**
+ * `e` as the {@link IavlError} it means when the operating system raised it on a file iavlite writes itself (not
+ * through SQLite): a full disk or size limit is `DISK_FULL`, any other failure `IO_ERROR`, the message ending with
+ * `outcome`. Anything else is returned unchanged.
+ */
+export function fromFs(e: unknown, doing: string, outcome = ""): unknown {
+  const c = (e as { code?: unknown } | null)?.code;
+  if (!(e instanceof Error) || typeof c !== "string" || !c.startsWith("E")) return e;
+  if (c === "ENOSPC" || c === "EDQUOT" || c === "EFBIG") return new IavlError("DISK_FULL", `${doing}: the disk is full (${c})${outcome}`, { cause: e });
+  return new IavlError("IO_ERROR", `${doing}: the store's files could not be read or written (${e.message})${outcome}`, { cause: e });
+}

@@ -12,6 +12,12 @@ export interface PackedWrite {
   bytes: Uint8Array;
 }
 
+/** A packed version, with how much of each buffer it fills (what a journal stores of it). */
+export interface PackedVersion extends PackedWrite {
+  numsUsed: number;
+  bytesUsed: number;
+}
+
 /** A position in packed rows: the next number, the next byte. */
 export interface Cursor {
   i: number;
@@ -72,7 +78,7 @@ const BRANCH_NUMS = 11;
 const PAGE_NUMS = 3;
 
 /** Packs `w`, into spare buffers where they are long enough; the result's buffers can be transferred. */
-export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }): PackedWrite {
+export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }): PackedVersion {
   const v = w.version;
   const rows = w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS + w.pages.count * PAGE_NUMS + w.laterOrphans.length * 2;
   const nums = reuse(spares.nums, HEADER + 3 + rows, (n) => new Float64Array(n));
@@ -107,7 +113,7 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
     nums[c.i++] = version;
     putBytes(p, c, nodes);
   }
-  return p;
+  return { ...p, numsUsed: c.i, bytesUsed: c.at };
 }
 
 /**

@@ -11,9 +11,10 @@ import { checkWal } from "../sqlite/wal-frames.js";
 import { MARKER_FILE } from "../sqlite/commit-marker.js";
 import { checkSchema, migrate } from "../sqlite/migrate.js";
 import { StoreWriter } from "../sqlite/store-writer.js";
+import { JOURNAL_FILE, landJournal } from "../sqlite/commit-journal.js";
 
 /** Files a store folder may hold; anything else means the folder is not ours. */
-const OWN_FILES = new Set<string>([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, ...LOCK_FILES]);
+const OWN_FILES = new Set<string>([STORE_FILE, `${STORE_FILE}-wal`, `${STORE_FILE}-shm`, JOURNAL_FILE, ...LOCK_FILES]);
 
 /** How to open a store folder for writing. */
 export interface FolderOptions {
@@ -23,16 +24,18 @@ export interface FolderOptions {
   busyTimeoutMs: number;
 }
 
-/** A store folder opened for writing: its connection, its lock, and the path of its database. */
+/** A store folder opened for writing: its connection, its lock, and the paths of its database and commit journal. */
 export interface OpenFolder {
   db: Connection;
   lock: WriterLock;
   file: string;
+  journal: string;
 }
 
 /**
- * Opens (creating when missing or empty) the store in `dir`, takes its writer lock and brings its schema up to date.
- * A store this library must refuse (foreign, or written by a newer schema) is refused before anything is written.
+ * Opens (creating when missing or empty) the store in `dir`, takes its writer lock, brings its schema up to date and
+ * lands what the last writer's commit journal holds. A store this library must refuse (foreign, or written by a
+ * newer schema) is refused before anything is written.
  */
 export function openStoreFolder(dir: string, o: FolderOptions): OpenFolder {
   if (existsSync(dir)) {
@@ -63,7 +66,9 @@ export function openStoreFolder(dir: string, o: FolderOptions): OpenFolder {
     db = openWriter(file, o.sync, o.busyTimeoutMs);
     migrate(db, file);
     StoreWriter.init(db, o.shardSize);
-    return { db, lock, file };
+    const journal = join(dir, JOURNAL_FILE);
+    landJournal(db, journal);
+    return { db, lock, file, journal };
   } catch (e) {
     db?.close();
     lock.release();

@@ -1,6 +1,7 @@
 /**
- * How a committed version reaches the disk: its rows written inline (durability normal or full) or handed to the
- * writer thread (async), the WAL checkpointer woken after it (unless another process checkpoints the WAL), and the tree's copies of its values let go once it
+ * How a committed version reaches the disk: its rows written inline (durability full, and a multi-store's stores),
+ * appended to the commit journal and handed to the writer thread (normal), or handed to it alone (async), the WAL
+ * checkpointer woken after it (unless another process checkpoints the WAL), and the tree's copies of its values let go once it
  * has landed, the one thing that comes back up from below.
  * @module
  */
@@ -15,11 +16,21 @@ import { laterMark, type CheckpointStep } from "../../checkpoint/checkpoint-step
 import { laterOrphans, versionRows } from "./version-rows.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import { WriteQueue } from "./write-queue.js";
+import { CommitJournal } from "../../sqlite/commit-journal.js";
+
+/**
+ * Bytes of journal past which it is emptied once every version in it has landed (between versions), and past which
+ * a commit first waits for them to land: a journal only grows while the writer thread lags.
+ */
+const JOURNAL_CUT_BYTES = 32 * 2 ** 20;
+const JOURNAL_MAX_BYTES = 256 * 2 ** 20;
 
 /** How versions are written. */
 export interface VersionWriterOptions {
   /** Land versions in a writer thread with this many in flight; undefined: write inline. */
   asyncQueue: number | undefined;
+  /** With a writer thread: the commit journal's path, where each version is appended before it is handed over. */
+  journal: string | undefined;
   /** Bytes of values that may be in flight to the writer thread. */
   inFlightBytes: number;
   busyTimeoutMs: number;
@@ -27,12 +38,18 @@ export interface VersionWriterOptions {
   walCheckpoints: WalCheckpoints;
   /** Where this store's writes go before the prune thread's. */
   turn: WriteTurn;
+  /** Told of each version the writer thread lands, in order (not of versions written inline). */
+  onLanded?: (version: number) => void;
 }
 
 /** Writes one store's versions, in order. */
 export class VersionWriter {
-  /** The background writer, with durability "async". */
-  readonly queue: WriteQueue | undefined;
+  /** The background writer, with durability "async" or a journal, from the first write on. */
+  private q: WriteQueue | undefined;
+  /** The commit journal, with durability "normal" in a store of its own, from the first write on. */
+  private journal: CommitJournal | undefined;
+  /** Starts {@link q} and {@link journal}; undefined when versions are written inline. */
+  private readonly startQueue: ((durable: number) => void) | undefined;
   /**
    * The checkpointer thread; undefined until the first write, and always when another process checkpoints the WAL
    * (walCheckpoints "external").
@@ -53,7 +70,6 @@ export class VersionWriter {
     private readonly store: StoreWriter,
     private readonly file: string,
     t: NodeTable,
-    durable: number,
     o: VersionWriterOptions,
   ) {
     this.values = new UnlandedValues(t);
@@ -62,8 +78,23 @@ export class VersionWriter {
     this.turn = o.turn;
     this.ownWal = o.walCheckpoints === "own";
     this.busyTimeoutMs = o.busyTimeoutMs;
-    const landed = (v: number): void => this.values.landed(v);
-    if (o.asyncQueue !== undefined) this.queue = new WriteQueue(file, durable, o.asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.walOf()?.shared, o.turn, landed);
+    const landed = (v: number): void => {
+      this.values.landed(v);
+      o.onLanded?.(v);
+    };
+    const { asyncQueue, journal } = o;
+    // At the first write, as the checkpointer: a store opened only to be read starts no thread.
+    if (asyncQueue !== undefined) {
+      this.startQueue = (durable) => {
+        if (journal !== undefined) this.journal = new CommitJournal(journal);
+        this.q = new WriteQueue(file, durable, asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.walOf()?.shared, o.turn, landed);
+      };
+    }
+  }
+
+  /** The background writer, once started: what it holds is in flight. */
+  get queue(): WriteQueue | undefined {
+    return this.q;
   }
 
   /**
@@ -93,8 +124,12 @@ export class VersionWriter {
     const rows = versionRows(src, c, this.nextLeaf, () => stepOf(this.nextPage));
     try {
       this.values.seal(c.version, rows.leaves);
-      if (this.queue !== undefined) this.queue.push(rows.write, c.log.changes);
-      else {
+      if (this.startQueue !== undefined && !this.grouped) {
+        if (this.q === undefined) this.startQueue(c.version - 1);
+        const queue = this.q!;
+        if (this.journal !== undefined && this.journal.bytes >= JOURNAL_CUT_BYTES) this.cutJournal(this.journal.bytes >= JOURNAL_MAX_BYTES);
+        queue.push(rows.write, c.log.changes, this.journal);
+      } else {
         const wal = this.walOf();
         this.turn.owner(() => {
           // In a group the WAL was bounded when it began: no checkpoint can run inside its transaction.
@@ -115,12 +150,23 @@ export class VersionWriter {
   }
 
   /**
-   * Opens a group: the versions written until {@link endGroup} land in one transaction (inline writes only; the
-   * writer thread of durability "async" lands versions as they come). Background writers wait meanwhile, as for one
-   * commit.
+   * Empties the journal when every version in it has landed, first waiting for them when `wait`; throws the writer
+   * thread's failure, if any.
+   */
+  private cutJournal(wait: boolean): void {
+    const last = this.queue!.inFlight().at(-1);
+    if (last !== undefined && !wait) return;
+    if (last !== undefined) this.queue!.waitFor(last);
+    this.journal!.cut();
+  }
+
+  /**
+   * Opens a group: the versions written until {@link endGroup} land in one transaction, inline, once the writer
+   * thread (if any) has landed what it holds. Background writers wait meanwhile, as for one commit.
    */
   beginGroup(): void {
-    if (this.queue !== undefined) return;
+    const last = this.queue?.inFlight().at(-1);
+    if (last !== undefined) this.queue!.waitFor(last);
     const wal = this.walOf();
     this.turn.enter();
     try {
@@ -161,6 +207,12 @@ export class VersionWriter {
     this.nextPage += step.batch.pagesUsed;
   }
 
+  /** The newest of the versions up to `latest` on disk (one written inline is on disk on return). */
+  durable(latest: number): number {
+    const oldest = this.queue?.inFlight()[0];
+    return oldest === undefined ? latest : oldest - 1;
+  }
+
   /** True once `version` is on disk (false when the writer thread failed first). */
   landed(version: number): boolean {
     return this.queue === undefined || this.queue.landed(version);
@@ -171,9 +223,13 @@ export class VersionWriter {
    * that no caller has been told of yet.
    */
   close(): IavlError | undefined {
+    let failed: IavlError | undefined;
     try {
-      return this.queue?.close();
+      failed = this.queue?.close();
+      return failed;
     } finally {
+      // A journal whose versions did not all land stays for the next writer to land them.
+      this.journal?.close(failed === undefined && this.queue!.inFlight().length === 0);
       this.wal?.close();
     }
   }

@@ -25,8 +25,10 @@ export interface WorkingSetOptions {
   checkpointStepRows: number;
   /** Memory for tree nodes, in MiB. */
   memoryBudgetMiB: number;
-  /** Land versions in a writer thread (durability "async") with this many in flight; undefined: write inline. */
+  /** Land versions in a writer thread (durability "async", or "normal" with a journal) with this many in flight; undefined: write inline. */
   asyncQueue: number | undefined;
+  /** With a writer thread: the commit journal's path (durability "normal"). */
+  journal: string | undefined;
   /** Versions that are multiples of this are committed as checkpoints (snapshots kept by pruning). */
   snapshotEvery: number | undefined;
   /** Versions automatic prunes keep, if they run: a checkpoint ends before a prune could reach its version. */
@@ -36,6 +38,8 @@ export interface WorkingSetOptions {
   walCheckpoints: VersionWriterOptions["walCheckpoints"];
   /** Where this store's writes go before the prune thread's. */
   turn: VersionWriterOptions["turn"];
+  /** Told of each version the writer thread lands, in order. */
+  onLanded?: VersionWriterOptions["onLanded"];
   /** The owner's count of prunes asked, undefined while one runs (see {@link WriterViews}); none: every read checks. */
   pruneEpoch?: () => number | undefined;
 }
@@ -76,15 +80,17 @@ export class WorkingSet {
     const lastRows = (): number => 2 * read.pages.writtenBy(this.schedule.lastWritten);
     this.checkpoints = new CheckpointSteps(this.src, spreadOf(options.checkpointInterval), lastRows, options.checkpointStepRows);
     this.budget = new MemoryBudget(options.memoryBudgetMiB, root === NONE ? 0 : this.src.t.size(root));
-    this.writer = new VersionWriter(store, file, this.src.t, this.opened.version, {
+    this.writer = new VersionWriter(store, file, this.src.t, {
       asyncQueue: options.asyncQueue,
+      journal: options.journal,
       // Values in flight to the writer thread count against the memory budget: a quarter of it at most.
       inFlightBytes: (options.memoryBudgetMiB * 2 ** 20) / 4,
       busyTimeoutMs: options.busyTimeoutMs,
       walCheckpoints: options.walCheckpoints,
       turn: options.turn,
+      onLanded: options.onLanded,
     });
-    this.views = new WriterViews(read, this.src, this.writer.queue, () => this.live, options.pruneEpoch);
+    this.views = new WriterViews(read, this.src, () => this.writer.queue, () => this.live, options.pruneEpoch);
   }
 
   /** The tree's own copy of a value being set: valid until its version is written, when leaves drop their values. */
@@ -165,6 +171,11 @@ export class WorkingSet {
     if (keepRecent !== undefined) by = Math.min(by, from + keepRecent - 1);
     if (snapshotEvery !== undefined) by = Math.min(by, (Math.floor(from / snapshotEvery) + 1) * snapshotEvery - 1);
     return by;
+  }
+
+  /** The newest committed version on disk, where other connections (a prune's, other processes') see it. */
+  get durable(): number {
+    return this.writer.durable(this.live.version);
   }
 
   /** Resolves when every committed version is on disk. */

@@ -11,6 +11,7 @@ import type { WriteTurn } from "../../base/write-turn.js";
 import type { Change } from "../../tree/version-log.js";
 import { packWrite, writeBytes, type PackedWrite, type SpareBuffers } from "../../sqlite/packed-write.js";
 import type { VersionWrite } from "../../sqlite/rows.js";
+import type { CommitJournal } from "../../sqlite/commit-journal.js";
 
 /** Slots of the channel to the writer thread: the newest durable version, … */
 export const DURABLE = FIRST_SLOT;
@@ -102,17 +103,20 @@ export class WriteQueue {
 
   /**
    * Hands `w` to the writer, first waiting for room in the queue (at most `capacity` versions and `maxBytes` bytes
-   * in flight). The version goes packed into two buffers that are transferred, not cloned.
+   * in flight) and appending it to `journal`, if any. The version goes packed into two buffers that are
+   * transferred, not cloned.
    */
-  push(w: VersionWrite, changes: Map<string, Change>): void {
+  push(w: VersionWrite, changes: Map<string, Change>, journal?: CommitJournal): void {
     this.check();
     this.takeReturned();
-    const packed = packWrite(w, this.spares);
     const bytes = writeBytes(w);
     for (let oldest = this.queued[0]; oldest !== undefined; oldest = this.queued[0]) {
       if (this.queued.length < this.capacity && this.bytes + bytes <= this.maxBytes) break;
       this.waitFor(oldest.version);
     }
+    const packed = packWrite(w, this.spares);
+    // Last of what may fail, so that a version the caller is told failed is in no journal.
+    journal?.append(packed);
     postMoving(this.ch.worker, { packed }, [packed.nums, packed.bytes]);
     this.queued.push({ version: w.version.version, bytes, changes });
     this.bytes += bytes;
@@ -182,15 +186,21 @@ export class WriteQueue {
     else if (by === 1 && this.holds === 1) this.ch.worker.ref();
   }
 
-  /** True once `version` is durable; false when the writer failed first (the failure is thrown at the next commit). */
+  /**
+   * True once `version` is durable; false when the writer failed first (the failure is thrown at the next commit). A
+   * version never handed to the writer (written inline, in a group) is taken as durable.
+   */
   landed(version: number): boolean {
-    for (let d = this.durable; d < version; d = this.durable) {
+    for (;;) {
+      // Read before the queue is trimmed: a version landing after it wakes the wait at once.
+      const d = this.durable;
+      this.trim();
+      const oldest = this.queued[0]?.version;
+      if (oldest === undefined || version < oldest) return true;
       this.check(false);
       if (this.failure !== undefined) return false;
       this.ch.slots.wait(DURABLE, d, 1000);
     }
-    this.trim();
-    return true;
   }
 
   /**

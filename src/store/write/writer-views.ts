@@ -23,7 +23,8 @@ export class WriterViews {
   constructor(
     private readonly read: StoreReader,
     private readonly src: NodeLoader,
-    private readonly queue: WriteQueue | undefined,
+    /** The background writer, if started: reads of a version it holds wait for it to land. */
+    private readonly queueOf: () => WriteQueue | undefined,
     /** The last committed version, whose tree is the live one. */
     private readonly live: () => Latest,
     /**
@@ -59,14 +60,14 @@ export class WriterViews {
 
   /** A page of `key`'s history up to committed version `latest`, once that version has landed. */
   history(key: Uint8Array, q: HistoryQuery, latest: number): KeyHistory {
-    if (this.queue !== undefined && latest > this.queue.durable) this.queue.waitFor(latest);
+    this.queueOf()?.waitFor(latest);
     return storedHistory(this.read, key, q, latest);
   }
 
   /** Committed versions still readable, oldest first (those still in flight to the writer thread too). */
   versions(): number[] {
     // In flight first: a version landing between the two reads is then seen by at least one of them.
-    const inFlight = this.queue?.inFlight() ?? [];
+    const inFlight = this.queueOf()?.inFlight() ?? [];
     const stored = this.read.versions.list();
     return [...stored, ...inFlight.filter((v) => v > (stored[stored.length - 1] ?? 0))];
   }
@@ -77,7 +78,7 @@ export class WriterViews {
   }
 
   private open(version: number, alive: () => void): VersionView {
-    if (this.queue !== undefined && version > this.queue.durable) this.queue.waitFor(version);
+    this.queueOf()?.waitFor(version);
     // The count before the row: a prune running while the row is read shows as none.
     const epoch = this.pruneEpoch();
     const start = startRead(this.read, version);

@@ -1,0 +1,131 @@
+/**
+ * The commit journal of durability "normal": a version whose commit() returned survives a SIGKILL of its process
+ * before the writer thread landed it, the next writer lands it from the journal, and a torn or foreign tail is
+ * ignored. Another process holds SQLite's write lock while the child commits, so that nothing lands before the kill.
+ */
+import { appendFileSync, cpSync, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { beforeAll, describe, expect, it } from "vitest";
+import { toHex, Tree } from "../src/index.js";
+import { tempDir } from "./backends.js";
+import { applyVersion } from "./fixtures/version-ops.js";
+import { nodeOnDisk } from "./processes.js";
+
+const child = fileURLToPath(new URL("./fixtures/journal-writer.ts", import.meta.url));
+const JOURNAL = "commits.journal";
+
+/** The hashes of versions 1–6 as the child commits them, from a tree in memory. */
+function modelHashes(): string[] {
+  const m = Tree.memory();
+  const hashes = [""];
+  for (let v = 1; v <= 6; v++) {
+    applyVersion(m, v);
+    hashes.push(toHex(m.commit().hash));
+  }
+  return hashes;
+}
+
+/** The latest version SQLite holds, read with a plain connection. */
+function landedVersion(dir: string): number {
+  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+  try {
+    return (db.prepare("SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
+  } finally {
+    db.close();
+  }
+}
+
+describe("the commit journal (durability normal)", () => {
+  const hashes = modelHashes();
+  /** The store the killed child left: version 1 landed, 2–6 only in its journal. */
+  let killed: string;
+  let childHashes: string[];
+
+  beforeAll(async () => {
+    killed = tempDir();
+    const p = nodeOnDisk([child, killed]);
+    await p.line(/^ready$/);
+    const lock = new Database(join(killed, "iavl.sqlite"));
+    try {
+      lock.exec("BEGIN IMMEDIATE");
+      p.p.stdin!.write("go\n");
+      await p.line(/^committed 6 /);
+      p.p.kill("SIGKILL");
+      expect((await p.exited).signal).toBe("SIGKILL");
+      lock.exec("ROLLBACK");
+    } finally {
+      lock.close();
+    }
+    childHashes = p.lines.filter((l) => l.startsWith("committed ")).map((l) => l.split(" ")[2]!);
+  }, 120_000);
+
+  it("keeps every version whose commit() returned, landing them from the journal at the next open", () => {
+    expect(childHashes).toEqual(hashes.slice(2));
+    // Nothing but version 1 reached SQLite before the kill.
+    expect(landedVersion(killed)).toBe(1);
+    expect(statSync(join(killed, JOURNAL)).size).toBeGreaterThan(0);
+    const dir = tempDir();
+    cpSync(killed, dir, { recursive: true });
+    const t = Tree.open(dir);
+    expect(t.version).toBe(6);
+    for (let v = 1; v <= 6; v++) expect(toHex(t.at(v).hash)).toBe(hashes[v]);
+    t.close();
+    // A clean close leaves no journal, and a second open changes nothing.
+    expect(existsSync(join(dir, JOURNAL))).toBe(false);
+    const again = Tree.open(dir);
+    expect([again.version, toHex(again.hash)]).toEqual([6, hashes[6]]);
+    again.close();
+  });
+
+  it("ignores a record cut short (a write the kill tore) and lands those before it", () => {
+    const dir = tempDir();
+    cpSync(killed, dir, { recursive: true });
+    const journal = join(dir, JOURNAL);
+    truncateSync(journal, statSync(journal).size - 5);
+    const t = Tree.open(dir);
+    expect([t.version, toHex(t.hash)]).toEqual([5, hashes[5]]);
+    t.close();
+  });
+
+  it("ignores a tail that is not a record, and a record whose bytes changed, with what follows it", () => {
+    const junk = tempDir();
+    cpSync(killed, junk, { recursive: true });
+    appendFileSync(join(junk, JOURNAL), Buffer.alloc(64, 7));
+    const t = Tree.open(junk);
+    expect([t.version, toHex(t.hash)]).toEqual([6, hashes[6]]);
+    t.close();
+
+    // A byte changed in the first record's numbers fails its checksum: nothing after it lands either.
+    const flipped = tempDir();
+    cpSync(killed, flipped, { recursive: true });
+    const journal = join(flipped, JOURNAL);
+    const bytes = readFileSync(journal);
+    bytes[20]! ^= 0xff;
+    writeFileSync(journal, bytes);
+    const f = Tree.open(flipped);
+    expect([f.version, toHex(f.hash)]).toEqual([1, hashes[1]]);
+    f.close();
+  });
+
+  it("lands nothing twice: versions SQLite holds are skipped, and a rollback lands the journal before it goes back", () => {
+    const dir = tempDir();
+    cpSync(killed, dir, { recursive: true });
+    const t = Tree.open(dir);
+    t.close();
+    // The journal as it was before the versions landed: a writer killed after landing them and before emptying it.
+    cpSync(join(killed, JOURNAL), join(dir, JOURNAL));
+    const again = Tree.open(dir);
+    expect([again.version, toHex(again.hash)]).toEqual([6, hashes[6]]);
+    expect(again.versions()).toEqual([1, 2, 3, 4, 5, 6]);
+    again.close();
+
+    const back = tempDir();
+    cpSync(killed, back, { recursive: true });
+    expect(Tree.rollback(back, 3)).toBe(3);
+    const r = Tree.open(back);
+    expect([r.version, toHex(r.hash)]).toEqual([3, hashes[3]]);
+    r.close();
+  });
+});
