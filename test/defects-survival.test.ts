@@ -157,7 +157,9 @@ describe("automatic prunes", () => {
     const pruning = [t.prune(5), t.prune(9, { keepEvery: 13 })];
     commitVersions(t, 30, "z");
     const results = await Promise.all(pruning);
-    expect(results[1]!.keptFrom).toBe(10);
+    // Automatic prunes, asked as the versions land, may have gone past 9 first (they keep 18 of the 47).
+    expect(results[1]!.keptFrom).toBeGreaterThanOrEqual(10);
+    expect(results[1]!.keptFrom).toBeLessThanOrEqual(t.version - 18 + 1);
     expect(t.versions()).not.toContain(8);
     t.close();
   });

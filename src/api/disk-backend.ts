@@ -233,11 +233,12 @@ export class DiskBackend implements Backend {
   }
 
   /**
-   * Asks the pruner for the wanted target as far as versions have landed, and again as each lands: the prune thread
-   * sees only what is on disk and keeps its latest version, so a target past it would be reached short of itself.
+   * Asks the pruner for the wanted target as far as versions have landed, and again as each lands: the policy applied
+   * to the newest landed version. The prune thread sees only what is on disk, and a checkpoint spread over commits
+   * ends in a version that must land before a prune may reach the checkpoint's own (see `WorkingSet.endBy`).
    */
   askAutoPrune(): void {
-    const target = Math.min(this.autoWanted, this.set.durable - 1);
+    const target = Math.min(this.autoWanted, this.set.durable - (this.options.keepRecent ?? 0));
     if (target <= this.autoAsked || this.closed) return;
     this.autoAsked = target;
     this.pruneAsks++;
