@@ -6,7 +6,7 @@
  *   version applied and committed (the set/remove + commit time in ns; RSS sampled after the set/remove and after
  *   the commit), a batch of gets (ns per get; every value checked afterwards), a reopen (ms from `Tree.open` to the
  *   first answered get, after a collection of the closed tree's garbage), the latest version exported to a file, its
- *   {@link ScaleStats}, or null to close.
+ *   {@link ScaleStats} (after a flush), the versions kept now (no flush), a timed flush, or null to close.
  * - `scale-export <dir> <version>`: exports `version` through `Tree.openReadOnly`, as a second process beside the
  *   writer, until the export ends or "stop" comes; answers "started" after its first 10,000 nodes, then an
  *   {@link ExportRun}, and exits at "stop".
@@ -27,6 +27,8 @@ export type ScaleAsk =
   | { reopen: OpenOptions; first?: number }
   | { export: string }
   | "stats"
+  | "kept"
+  | "flush"
   | null;
 
 export interface ScaleStats extends PeakRss {
@@ -61,6 +63,14 @@ async function writer(dir: string, perVersion: number): Promise<void> {
   const commit = (changes: Parameters<typeof timedCommit>[1]): number => timedCommit(tree, changes, s);
   const answer = async (m: ScaleAsk): Promise<unknown> => {
     if (m === null) return (tree.close(), "closed");
+    // Versions kept now, those still landing included: no flush, which would land them outside any timing.
+    if (m === "kept") return tree.versions().length;
+    // The versions still landing, timed: the end of a run of versions.
+    if (m === "flush") {
+      const t0 = process.hrtime.bigint();
+      await tree.flush();
+      return Number(process.hrtime.bigint() - t0);
+    }
     if (m === "stats") {
       await tree.flush();
       const kept = tree.versions();

@@ -70,6 +70,21 @@ export function treeSubject(dir: string, stores: readonly string[], o?: OpenOpti
   };
 }
 
+/**
+ * `s` with its trees flushed inside the commit of the `at`-th versions (counted from 1): the versions still landing
+ * in the writer threads then count in the time of the window those versions end.
+ */
+export function flushingAt(s: Subject & { trees: Tree[] }, at: readonly number[]): Subject {
+  let n = 0;
+  return {
+    ...s,
+    commit: async () => {
+      s.commit();
+      if (at.includes(++n)) await Promise.all(s.trees.map((t) => t.flush()));
+    },
+  };
+}
+
 /** One plain kv table per store in `dir`, one transaction per store and version. */
 export function plainSubject(dir: string, stores: readonly string[], layout: Layout): Subject & { plains: Plain[] } {
   const plains = stores.map((s) => new Plain(layoutFile(dir, `plain-${s}`, layout), layout));
