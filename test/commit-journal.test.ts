@@ -42,6 +42,21 @@ describe("the commit journal (durability normal)", () => {
   /** The store the killed child left: version 1 landed, 2–6 only in its journal. */
   let killed: string;
   let childHashes: string[];
+  /** A copy of the killed store, to change its journal and open it. */
+  const copyOfKilled = (): string => {
+    const dir = tempDir();
+    cpSync(killed, dir, { recursive: true });
+    return dir;
+  };
+  /** The version and root hash a writer opening `dir` finds (it lands the journal first). */
+  const opened = (dir: string): [number, string] => {
+    const t = Tree.open(dir);
+    try {
+      return [t.version, toHex(t.hash)];
+    } finally {
+      t.close();
+    }
+  };
 
   beforeAll(async () => {
     killed = tempDir();
@@ -66,54 +81,40 @@ describe("the commit journal (durability normal)", () => {
     // Nothing but version 1 reached SQLite before the kill.
     expect(landedVersion(killed)).toBe(1);
     expect(statSync(join(killed, JOURNAL)).size).toBeGreaterThan(0);
-    const dir = tempDir();
-    cpSync(killed, dir, { recursive: true });
+    const dir = copyOfKilled();
     const t = Tree.open(dir);
     expect(t.version).toBe(6);
     for (let v = 1; v <= 6; v++) expect(toHex(t.at(v).hash)).toBe(hashes[v]);
     t.close();
     // A clean close leaves no journal, and a second open changes nothing.
     expect(existsSync(join(dir, JOURNAL))).toBe(false);
-    const again = Tree.open(dir);
-    expect([again.version, toHex(again.hash)]).toEqual([6, hashes[6]]);
-    again.close();
+    expect(opened(dir)).toEqual([6, hashes[6]]);
   });
 
   it("ignores a record cut short (a write the kill tore) and lands those before it", () => {
-    const dir = tempDir();
-    cpSync(killed, dir, { recursive: true });
+    const dir = copyOfKilled();
     const journal = join(dir, JOURNAL);
     truncateSync(journal, statSync(journal).size - 5);
-    const t = Tree.open(dir);
-    expect([t.version, toHex(t.hash)]).toEqual([5, hashes[5]]);
-    t.close();
+    expect(opened(dir)).toEqual([5, hashes[5]]);
   });
 
   it("ignores a tail that is not a record, and a record whose bytes changed, with what follows it", () => {
-    const junk = tempDir();
-    cpSync(killed, junk, { recursive: true });
+    const junk = copyOfKilled();
     appendFileSync(join(junk, JOURNAL), Buffer.alloc(64, 7));
-    const t = Tree.open(junk);
-    expect([t.version, toHex(t.hash)]).toEqual([6, hashes[6]]);
-    t.close();
+    expect(opened(junk)).toEqual([6, hashes[6]]);
 
     // A byte changed in the first record's numbers fails its checksum: nothing after it lands either.
-    const flipped = tempDir();
-    cpSync(killed, flipped, { recursive: true });
+    const flipped = copyOfKilled();
     const journal = join(flipped, JOURNAL);
     const bytes = readFileSync(journal);
     bytes[20]! ^= 0xff;
     writeFileSync(journal, bytes);
-    const f = Tree.open(flipped);
-    expect([f.version, toHex(f.hash)]).toEqual([1, hashes[1]]);
-    f.close();
+    expect(opened(flipped)).toEqual([1, hashes[1]]);
   });
 
   it("lands nothing twice: versions SQLite holds are skipped, and a rollback lands the journal before it goes back", () => {
-    const dir = tempDir();
-    cpSync(killed, dir, { recursive: true });
-    const t = Tree.open(dir);
-    t.close();
+    const dir = copyOfKilled();
+    opened(dir);
     // The journal as it was before the versions landed: a writer killed after landing them and before emptying it.
     cpSync(join(killed, JOURNAL), join(dir, JOURNAL));
     const again = Tree.open(dir);
@@ -121,11 +122,8 @@ describe("the commit journal (durability normal)", () => {
     expect(again.versions()).toEqual([1, 2, 3, 4, 5, 6]);
     again.close();
 
-    const back = tempDir();
-    cpSync(killed, back, { recursive: true });
+    const back = copyOfKilled();
     expect(Tree.rollback(back, 3)).toBe(3);
-    const r = Tree.open(back);
-    expect([r.version, toHex(r.hash)]).toEqual([3, hashes[3]]);
-    r.close();
+    expect(opened(back)).toEqual([3, hashes[3]]);
   });
 });

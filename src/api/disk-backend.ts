@@ -76,13 +76,13 @@ export class DiskBackend implements Backend {
     try {
       if (rollbackTo !== undefined) rollbackStore(folder.db, rollbackTo);
       const turn = new WriteTurn();
+      // A multi-store's stores land inline: its commit marker records versions every store holds.
       const journal = options.durability === "normal" && (options.commitJournal ?? options.walCheckpoints === "own") && !multi.inline ? folder.journal : undefined;
       let backend: DiskBackend | undefined;
       const set = new WorkingSet(folder.db, folder.file, {
         checkpointInterval: options.checkpointInterval,
         checkpointStepRows: options.checkpointStepRows,
         memoryBudgetMiB: options.memoryBudgetMiB,
-        // A multi-store's stores land inline: its commit marker records versions every store holds.
         asyncQueue: options.durability === "async" || journal !== undefined ? options.asyncQueue : undefined,
         journal,
         snapshotEvery: options.keepEvery,
