@@ -19,7 +19,7 @@ export const JOURNAL_FILE = "commits.journal";
 /** A record's head: a mark, the numbers and the bytes it carries, and the CRC-32 of both (little-endian u32s). */
 const HEAD = 16;
 const MARK = 0x4a4c5649;
-/** Records start at multiples of 8 bytes, so that their numbers can be read in place. */
+/** Records start at multiples of 8 bytes, so that their numbers stay 8-byte aligned within the file. */
 const ALIGN = 8;
 const ZEROS = new Uint8Array(ALIGN);
 
