@@ -7,10 +7,10 @@
  * @module
  */
 import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
-import { crc32 } from "node:zlib";
 import { fromFs, IavlError } from "../base/errors.js";
 import { unpackWrite, type PackedVersion } from "./packed-write.js";
 import type { Connection } from "./connection.js";
+import { crc32 } from "./row-sum.js";
 import { StoreWriter } from "./store-writer.js";
 
 /** The journal's name in a store folder. */
