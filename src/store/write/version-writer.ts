@@ -49,7 +49,7 @@ export class VersionWriter {
   /** The commit journal, with durability "normal" in a store of its own, from the first write on. */
   private journal: CommitJournal | undefined;
   /** Starts {@link q} and {@link journal}; undefined when versions are written inline. */
-  private readonly startQueue: ((durable: number) => void) | undefined;
+  private readonly startQueue: ((durable: number) => WriteQueue) | undefined;
   /**
    * The checkpointer thread; undefined until the first write, and always when another process checkpoints the WAL
    * (walCheckpoints "external").
@@ -87,7 +87,7 @@ export class VersionWriter {
     if (asyncQueue !== undefined) {
       this.startQueue = (durable) => {
         if (journal !== undefined) this.journal = new CommitJournal(journal);
-        this.q = new WriteQueue(file, durable, asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.walOf()?.shared, o.turn, landed);
+        return (this.q = new WriteQueue(file, durable, asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.walOf()?.shared, o.turn, landed));
       };
     }
   }
@@ -125,8 +125,7 @@ export class VersionWriter {
     try {
       this.values.seal(c.version, rows.leaves);
       if (this.startQueue !== undefined && !this.grouped) {
-        if (this.q === undefined) this.startQueue(c.version - 1);
-        const queue = this.q!;
+        const queue = this.q ?? this.startQueue(c.version - 1);
         if (this.journal !== undefined && this.journal.bytes >= JOURNAL_CUT_BYTES) this.cutJournal(this.journal.bytes >= JOURNAL_MAX_BYTES);
         queue.push(rows.write, c.log.changes, this.journal);
       } else {
@@ -154,9 +153,8 @@ export class VersionWriter {
    * thread's failure, if any.
    */
   private cutJournal(wait: boolean): void {
-    const last = this.queue!.inFlight().at(-1);
-    if (last !== undefined && !wait) return;
-    if (last !== undefined) this.queue!.waitFor(last);
+    if (wait) this.queue!.drain();
+    else if (this.queue!.inFlight().length > 0) return;
     this.journal!.cut();
   }
 
@@ -165,8 +163,7 @@ export class VersionWriter {
    * thread (if any) has landed what it holds. Background writers wait meanwhile, as for one commit.
    */
   beginGroup(): void {
-    const last = this.queue?.inFlight().at(-1);
-    if (last !== undefined) this.queue!.waitFor(last);
+    this.queue?.drain();
     const wal = this.walOf();
     this.turn.enter();
     try {

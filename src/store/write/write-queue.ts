@@ -135,6 +135,12 @@ export class WriteQueue {
     return undefined;
   }
 
+  /** Blocks until everything queued is durable; throws the writer's failure if it failed. */
+  drain(): void {
+    const last = this.queued[this.queued.length - 1];
+    if (last !== undefined) this.waitFor(last.version);
+  }
+
   /** Blocks until `version` is durable; throws the writer's failure if it failed. */
   waitFor(version: number): void {
     if (!this.landed(version)) this.check();
