@@ -111,37 +111,41 @@ export interface KeyRows {
 export type DeadRows = (key: KeyRows) => number[];
 
 /**
- * Deletes the leaves rows that versions (previous bound, `through`] made dead, version by version, each in one
- * transaction, and their operations (replays start after `through`): each row of such a version makes its key's
- * previous row dead unless a snapshot at or after that row and before the version reads it, and a removal row dies
- * once no older row of its key is left to hide (unless its version is kept: its changes are read from its rows).
- * Rows of a tree still in use (the newest at or before `through`, or a snapshot's) stay. Stops after `maxVersions`;
- * returns true when it reached `through`.
+ * Deletes the leaves rows that versions (previous bound, `through`] made dead, in one transaction that takes versions
+ * until it has gone through `maxRows` of their rows, and their operations (replays start after `through`): each row
+ * of such a version makes its key's previous row dead unless a snapshot at or after that row and before the version
+ * reads it, and a removal row dies once no older row of its key is left to hide (unless its version is kept: its
+ * changes are read from its rows). Rows of a tree still in use (the newest at or before `through`, or a snapshot's)
+ * stay. Returns true when it reached `through`.
  */
-export function pruneLeaves(db: Connection, through: number, keepFrom: number, snapshots: number[], maxVersions: number): boolean {
+export function pruneLeaves(db: Connection, through: number, keepFrom: number, snapshots: number[], maxRows: number): boolean {
   const store = new StoreReader(db);
   const from = (metaNumber(db, "leaves_pruned_to") ?? store.versions.first() - 1) + 1;
   const prev = sql(db, "SELECT id, version FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw();
   const del = sql(db, "DELETE FROM leaves WHERE id = ?");
-  let v = from;
-  for (let done = 0; v <= through && done < maxVersions; v++, done++) {
-    const version = v;
-    writeTransaction(db, "pruning values", () => {
-      const vo = store.versions.ops(version);
+  // One transaction, not one a version: each transaction waits for the writer's turn (and under a churn of 2,500
+  // changes a version, per-version transactions left the prune ~100 versions behind the commits).
+  let next = from;
+  writeTransaction(db, "pruning values", () => {
+    let v = from;
+    for (let rows = 0; v <= through && rows < maxRows; v++) {
+      const vo = store.versions.ops(v);
       for (const op of vo?.ops ?? []) {
         if (op.row === undefined) continue;
         const id = vo!.firstLeaf + op.row;
-        const p = prev.get(op.key, version) as [number, number] | undefined;
-        if (p !== undefined && !snapshots.some((s) => p[1] <= s && s < version)) del.run(p[0]);
+        const p = prev.get(op.key, v) as [number, number] | undefined;
+        if (p !== undefined && !snapshots.some((s) => p[1] <= s && s < v)) del.run(p[0]);
         // A removal only hides older rows: with none left (a snapshot may keep one), it goes too.
-        const kept = version >= keepFrom || snapshots.includes(version);
-        if (!op.set && !kept && prev.get(op.key, version) === undefined) del.run(id);
+        const kept = v >= keepFrom || snapshots.includes(v);
+        if (!op.set && !kept && prev.get(op.key, v) === undefined) del.run(id);
       }
-      sql(db, "DELETE FROM version_ops WHERE version = ?").run(version);
-      setMeta(db, "leaves_pruned_to", version);
-    });
-  }
-  return v > through;
+      rows += vo?.ops.length ?? 0;
+      sql(db, "DELETE FROM version_ops WHERE version = ?").run(v);
+    }
+    if (v > from) setMeta(db, "leaves_pruned_to", v - 1);
+    next = v;
+  });
+  return next > through;
 }
 
 /**
