@@ -85,10 +85,11 @@ describe("page rows", () => {
     expect(t.seq(t.left(root))).toBe(leafKeySeq(7));
     expect(isPageSeq(t.seq(root)) && pageOfSeq(t.seq(root)) === 9 && slotOfSeq(t.seq(t.right(root))) === 1).toBe(true);
     const moved: number[] = [];
-    const length = numberPage(t, root, 12, (_n, old) => moved.push(old));
+    const length = numberPage(t, root, 12, false, (_n, old) => moved.push(old));
     const again = encodePage(t, root);
     expect(again).toEqual(small());
     expect(length).toBe(again.length);
+    expect(numberPage(t, root, 12, true, () => {})).toEqual(again);
     expect(moved).toEqual([pageSeq(9, 1), pageSeq(9, 0)]);
     expect(t.seq(root)).toBe(pageSeq(12, 0));
     // A subtree of the page alone: the branch over b and c.

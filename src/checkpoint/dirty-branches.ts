@@ -11,6 +11,12 @@ import { KIDS_BYTES } from "../sqlite/branch-kids.js";
 import { NO_PAGES } from "../sqlite/page-rows.js";
 import { isPageSeq, PAGE_LEAVES, slotOfSeq } from "../sqlite/shards.js";
 
+/**
+ * A step keeps the rows it numbered, up to this many bytes of them, for its write: encoding a page twice was ~5 % of
+ * a 1M-key churn's main thread. Past it (a checkpoint written whole) rows are made again as they are written.
+ */
+const KEEP_PAGE_BYTES = 16 * 2 ** 20;
+
 /** A write without branches. */
 export const NO_BRANCHES: BranchRows = { count: 0, bytes: 0, *[Symbol.iterator](): Generator<BranchRow> {} };
 
@@ -110,7 +116,8 @@ export class DirtyWalk {
     const t = this.src.t;
     const numbered: number[] = [];
     const renumbered: number[] = []; // node, its sequence before, …
-    const pages: number[] = []; // their roots; encoded as they are written
+    const pages: number[] = []; // their roots
+    const rowsOf: Array<Uint8Array | undefined> = []; // their rows, while a step's rows fit KEEP_PAGE_BYTES
     const moved: number[] = [];
     const late = new Map<number, number[]>();
     const ahead: number[] = [];
@@ -141,8 +148,10 @@ export class DirtyWalk {
     const page = (n: number): void => {
       if (storedAsPage(t, n)) return;
       loadAll(this.src, n);
-      pageBytes += numberPage(t, n, firstPage + pages.length, onMove);
+      const row = numberPage(t, n, firstPage + pages.length, pageBytes < KEEP_PAGE_BYTES, onMove);
+      pageBytes += typeof row === "number" ? row : row.length;
       pages.push(n);
+      rowsOf.push(typeof row === "number" ? undefined : row);
       replaced(n);
     };
     try {
@@ -201,7 +210,7 @@ export class DirtyWalk {
       count: pages.length,
       bytes: pageBytes,
       *[Symbol.iterator](): Generator<PageWrite> {
-        for (let k = 0; k < pages.length; k++) yield { id: firstPage + k, version, bytes: encodePage(t, pages[k]!) };
+        for (let k = 0; k < pages.length; k++) yield { id: firstPage + k, version, bytes: rowsOf[k] ?? encodePage(t, pages[k]!) };
       },
     };
     return { batch: { rows, pages: pageRows, moved, pagesUsed: pages.length, undo }, late, ahead };

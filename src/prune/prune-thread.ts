@@ -168,11 +168,15 @@ function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgres
       onProgress(2, 5, "branches");
       if (!plan.droppedSnapshots) superseded();
     }
-    // Rows superseded at or before the version replays start from are dead, a version at a time.
-    while (!step((db) => pruneLeaves(db, through, plan.keepFrom, plan.snapshots, LEAVES_ROWS_A_STEP))) {
-      onProgress(3, 5, "values");
-      superseded();
-    }
+    // Rows superseded at or before the version replays start from are dead: a few thousand a transaction, all on one
+    // connection, whose cache stays warm (a connection a transaction took ~10 % longer).
+    step((db, checkStop) => {
+      while (!pruneLeaves(db, through, plan.keepFrom, plan.snapshots, LEAVES_ROWS_A_STEP)) {
+        onProgress(3, 5, "values");
+        checkStop();
+        superseded();
+      }
+    });
     if (plan.droppedSnapshots) {
       const bounds = [...plan.snapshots, through];
       const kept = (v: number): boolean => v >= plan.keepFrom || plan.snapshots.includes(v);

@@ -100,16 +100,17 @@ export function leafNode(t: NodeTable, l: LeafRow): number {
 /**
  * Numbers the subtree under `root` (every node in memory and hashed, every leaf with its leaves row) as page `id`:
  * its branches get their slots in it, and `renumbered` hears each with the sequence it had (a clean one moved into
- * the page, or 0), so that a failed write can undo and the caller can record what moved. Returns the row's length;
- * {@link encodePage} makes the row itself when it is written, so that a checkpoint of 60,000 pages never holds them
- * all (at 10M keys they grew the process's malloc heap by ~110 MiB that it kept).
+ * the page, or 0), so that a failed write can undo and the caller can record what moved. Returns the row, or with
+ * `keep` false only its length: {@link encodePage} then makes the row again when it is written, so that a
+ * checkpoint of 60,000 pages never holds them all (at 10M keys they grew the process's malloc heap by ~110 MiB that
+ * it kept).
  */
-export function numberPage(t: NodeTable, root: number, id: number, renumbered: (n: number, oldSeq: number) => void): number {
+export function numberPage(t: NodeTable, root: number, id: number, keep: boolean, renumbered: (n: number, oldSeq: number) => void): Uint8Array | number {
   putPage(t, root, (n, slot) => {
     renumbered(n, t.seq(n));
     t.setSeq(n, pageSeq(id, slot));
   });
-  return pages.measure();
+  return keep ? pages.finish() : pages.measure();
 }
 
 /** The row of page `root`, numbered by {@link numberPage}. */
