@@ -13,7 +13,7 @@ import { insertOrphans } from "./orphaned-branches.js";
 import { insertPage } from "./page-rows.js";
 import { retryBusy, writeTransaction } from "./write-errors.js";
 import { rowSum } from "./row-sum.js";
-import { dropUnfinishedCheckpoint } from "./unfinished-checkpoints.js";
+import { dropUnfinishedCheckpoint, unfinishedCheckpoint } from "./unfinished-checkpoints.js";
 
 /** The compacted generation an import writes every branch into, whatever version range the nodes span. */
 const IMPORT_GEN = 1;
@@ -41,9 +41,14 @@ export class StoreWriter {
     for (const id of sql(db, "SELECT id FROM shards").pluck().all() as number[]) this.shardsMade.add(id);
   }
 
-  /** Before the first commit of a writer: removes what a crash left of a checkpoint written over several commits. */
-  dropUnfinishedCheckpoint(): void {
-    dropUnfinishedCheckpoint(this.db);
+  /** Before the first commit of a writer: the replay base, if a crash left rows of a checkpoint past it. */
+  unfinishedCheckpoint(): number | undefined {
+    return unfinishedCheckpoint(this.db);
+  }
+
+  /** Removes those rows, and records what the versions replayed from `base` replaced (`[version, seq, …]` each). */
+  dropUnfinishedCheckpoint(base: number, replaced: ReadonlyMap<number, readonly number[]>): void {
+    dropUnfinishedCheckpoint(this.db, base, replaced);
   }
 
   /** Records the shard size of a new store (a store keeps the one it was created with). */

@@ -18,9 +18,16 @@ import { replayStart } from "../../checkpoint/replay-start.js";
 /**
  * The tree of `row`'s version; throws `CORRUPT` when it does not reach the recorded hash. With `after` (the tree of
  * an older version in `src`'s table, no older than the replay base), only the versions after it are replayed, on top
- * of it. The nodes the replay replaced are freed: the older trees it went through are not kept.
+ * of it. The nodes the replay replaced are freed: the older trees it went through are not kept. `replaced` hears,
+ * for each version replayed, the nodes it replaced, before they are freed.
  */
-export function rebuildVersion(store: StoreReader, src: NodeLoader, row: VersionRow, after?: { version: number; root: number }): number {
+export function rebuildVersion(
+  store: StoreReader,
+  src: NodeLoader,
+  row: VersionRow,
+  after?: { version: number; root: number },
+  replaced?: (version: number, nodes: readonly number[]) => void,
+): number {
   if (row.checkpoint) {
     const root = src.root(row);
     checkRoot(store, src, root, row);
@@ -37,16 +44,23 @@ export function rebuildVersion(store: StoreReader, src: NodeLoader, row: Version
     from = start.from;
   }
   const m = new Mutator(from, src);
+  const orphans: number[][] = [];
   for (let v = from; v <= row.version; v++) {
     const vo = store.versions.ops(v);
     if (vo === undefined) throw new IavlError("CORRUPT", `the operations of version ${v}, which version ${row.version} replays, are missing`);
     root = replayVersion(m, root, v, vo, store.leaves.hashes(vo.firstLeaf, rowCount(vo.ops)));
+    if (replaced !== undefined) {
+      const nodes = m.takeOrphans();
+      replaced(v, nodes);
+      orphans.push(nodes);
+    }
   }
   const h = rootDigest(src, root);
   if (h !== toDigest(row.hash)) {
     throw new IavlError("CORRUPT", `replaying to version ${row.version} gives root ${toHex(digestBytes(h))}, but the store recorded ${toHex(row.hash)}`);
   }
-  for (const n of m.takeOrphans()) src.t.retire(n);
+  orphans.push(m.takeOrphans());
+  for (const nodes of orphans) for (const n of nodes) src.t.retire(n);
   return root;
 }
 

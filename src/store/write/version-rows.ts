@@ -42,12 +42,17 @@ export function laterOrphans(step: CheckpointStep | undefined, own: number | und
  * the leaves table's to prune.
  */
 function storedOrphans(t: NodeTable, orphans: readonly number[], moved: readonly number[]): Uint8Array {
-  const keys: number[] = [...moved];
-  for (const n of orphans) {
+  return packNodeKeys([...moved, ...storedKeys(t, orphans)]);
+}
+
+/** The node keys (`[version, seq, …]`) of the stored branches and page roots among `nodes`. */
+export function storedKeys(t: NodeTable, nodes: readonly number[]): number[] {
+  const keys: number[] = [];
+  for (const n of nodes) {
     const seq = t.seq(n);
     if (seq > 0 && (!isPageSeq(seq) || slotOfSeq(seq) === 0)) keys.push(t.version(n), seq);
   }
-  return packNodeKeys(keys);
+  return keys;
 }
 
 /**

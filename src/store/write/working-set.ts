@@ -15,6 +15,7 @@ import { NodeLoader } from "../node-loader.js";
 import { rebuildVersion } from "../read/rebuild.js";
 import { MemoryBudget } from "./memory-budget.js";
 import { VersionWriter, type VersionWriterOptions } from "./version-writer.js";
+import { storedKeys } from "./version-rows.js";
 import { WriterViews } from "./writer-views.js";
 
 /** How a working set writes and how much memory it may use. */
@@ -68,11 +69,15 @@ export class WorkingSet {
     this.options = options;
     const store = new StoreWriter(db);
     const read = store.read;
-    store.dropUnfinishedCheckpoint();
     this.src = new NodeLoader(read);
-    // Reopen: the last checkpoint, then the log since, checked against the stored root hash.
+    // Reopen: the last checkpoint, then the log since, checked against the stored root hash. After a checkpoint cut
+    // short, the replay also finds what the versions since replaced, which its rows go with (unfinished-checkpoints.ts).
+    const cutShort = store.unfinishedCheckpoint();
     const latest = read.versions.latest();
-    const root = latest === undefined ? NONE : rebuildVersion(read, this.src, latest);
+    const replaced = new Map<number, number[]>();
+    const hear = cutShort === undefined ? undefined : (v: number, nodes: readonly number[]): void => void replaced.set(v, storedKeys(this.src.t, nodes));
+    const root = latest === undefined ? NONE : rebuildVersion(read, this.src, latest, undefined, hear);
+    if (cutShort !== undefined) store.dropUnfinishedCheckpoint(cutShort, replaced);
     this.opened = { version: latest?.version ?? 0, root };
     this.live = this.opened;
     this.schedule = CheckpointSchedule.resume(read.versions, this.opened.version, options.checkpointInterval, options.snapshotEvery);
