@@ -226,8 +226,10 @@ export class DiskBackend implements Backend {
     const keep = this.options.keepRecent;
     if (keep === undefined) return;
     const target = Math.min(version - keep, this.pruneCeiling());
-    // In steps of a tenth of the window, so that each prune has enough to do to be worth starting.
-    if (target < 1 || target - this.autoWanted < Math.max(1, Math.floor(keep / 10))) return;
+    // In steps of a twentieth of the window: a prune running takes a newer target's versions in one short
+    // transaction, and one that starts for so few has little to do but that (a tenth let 123 versions be kept for
+    // keepRecent 100 under the scale churn, with the versions still landing).
+    if (target < 1 || target - this.autoWanted < Math.max(1, Math.floor(keep / 20))) return;
     this.autoWanted = target;
     this.askAutoPrune();
   }

@@ -100,16 +100,24 @@ function runExplicit(job: PruneRequest): void {
 }
 
 /**
- * Thrown at a step boundary of an automatic prune once a newer target is posted: the prune is left as a kill would
- * leave it (every step can be repeated, and the next prune finishes what it began), and the newer one starts at once.
- * Its first step removes the versions the writer has since pushed out, so the versions kept stay near keepRecent
- * however long one prune's rows take, instead of waiting for a whole older prune.
+ * Thrown at a step boundary of an automatic prune once a newer target has moved the replay base: the prune is left
+ * as a kill would leave it (every step can be repeated, and the next prune finishes what it began), and the newer
+ * one starts at once, so that the new base's branches and pages go first.
  */
 class Superseded extends Error {}
 
 function runAuto(target: number): void {
-  const superseded = (): void => {
-    if (slots.get(AUTO_TARGET) > target) throw new Superseded();
+  let marked = target;
+  // Between its transactions, a prune takes each newer target's versions at once (one short transaction), so that
+  // the versions kept stay near keepRecent however long its rows take; it goes on with its rows unless that moved
+  // the base. Starting over at every newer target made it mark again and look for branches every ~100 ms under a
+  // churn, and its values steps of 16 versions (3-4 s there) let 155 versions pile up for keepRecent 100.
+  const superseded = (plan: PrunePlan): void => {
+    const newer = slots.get(AUTO_TARGET);
+    if (newer <= marked) return;
+    marked = newer;
+    const next = step((db) => markPruned(db, newer, data.auto!.keepEvery));
+    if (next.base?.version !== plan.base?.version || next.droppedSnapshots !== plan.droppedSnapshots) throw new Superseded();
   };
   try {
     prune(target, data.auto!.keepEvery, data.auto!.keepFree, () => undefined, superseded);
@@ -131,12 +139,18 @@ type Progress = (done: number, total: number, phase: string) => void;
  * One prune, whole, its steps in order (see pruner.ts). Each step can be repeated after a crash or a stop: nothing a
  * kept version needs is removed before the step that makes it unnecessary has committed.
  */
-function prune(upTo: number, keepEvery: number | undefined, keepFree: number, onProgress: Progress, superseded = (): void => undefined): PruneResult {
+function prune(
+  upTo: number,
+  keepEvery: number | undefined,
+  keepFree: number,
+  onProgress: Progress,
+  superseded: (plan: PrunePlan) => void = () => undefined,
+): PruneResult {
   const before = databaseBytes(data.file);
   const plan = step((db) => markPruned(db, upTo, keepEvery));
   onProgress(1, 5, "versions");
   try {
-    return removeRows(plan, before, keepFree, onProgress, superseded);
+    return removeRows(plan, before, keepFree, onProgress, () => superseded(plan));
   } catch (e) {
     throw e instanceof Superseded ? e : cutShort(e, plan);
   }
@@ -153,8 +167,9 @@ function cutShort(e: unknown, plan: PrunePlan): unknown {
 }
 
 /**
- * The prune's steps after the first: the rows no kept version reads, then the space they took. `superseded` may end it
- * between transactions whose progress is recorded in the store (not within a sweep, whose place is not).
+ * The prune's steps after the first: the rows no kept version reads, then the space they took. `superseded` runs
+ * between transactions whose progress is recorded in the store (not within a sweep, whose place is not), and may end
+ * it.
  */
 function removeRows(plan: PrunePlan, before: number, keepFree: number, onProgress: Progress, superseded: () => void): PruneResult {
   const through = plan.base?.version;

@@ -121,6 +121,7 @@ export type DeadRows = (key: KeyRows) => number[];
 export function pruneLeaves(db: Connection, through: number, keepFrom: number, snapshots: number[], maxRows: number): boolean {
   const store = new StoreReader(db);
   const from = (metaNumber(db, "leaves_pruned_to") ?? store.versions.first() - 1) + 1;
+  if (from > through) return true;
   const prev = sql(db, "SELECT id, version FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw();
   const del = sql(db, "DELETE FROM leaves WHERE id = ?");
   // One transaction, not one a version: each transaction waits for the writer's turn (and under a churn of 2,500
