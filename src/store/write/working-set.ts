@@ -12,10 +12,9 @@ import { StoreWriter } from "../../sqlite/store-writer.js";
 import { CheckpointSchedule } from "../../checkpoint/schedule.js";
 import { CheckpointSteps } from "../../checkpoint/checkpoint-steps.js";
 import { NodeLoader } from "../node-loader.js";
-import { rebuildVersion } from "../read/rebuild.js";
 import { MemoryBudget } from "./memory-budget.js";
 import { VersionWriter, type VersionWriterOptions } from "./version-writer.js";
-import { storedKeys } from "./version-rows.js";
+import { reopenLatest } from "./reopen.js";
 import { WriterViews } from "./writer-views.js";
 
 /** How a working set writes and how much memory it may use. */
@@ -70,15 +69,9 @@ export class WorkingSet {
     const store = new StoreWriter(db);
     const read = store.read;
     this.src = new NodeLoader(read);
-    // Reopen: the last checkpoint, then the log since, checked against the stored root hash. After a checkpoint cut
-    // short, the replay also finds what the versions since replaced, which its rows go with (unfinished-checkpoints.ts).
-    const cutShort = store.unfinishedCheckpoint();
-    const latest = read.versions.latest();
-    const replaced = new Map<number, number[]>();
-    const hear = cutShort === undefined ? undefined : (v: number, nodes: readonly number[]): void => void replaced.set(v, storedKeys(this.src.t, nodes));
-    const root = latest === undefined ? NONE : rebuildVersion(read, this.src, latest, undefined, hear);
-    if (cutShort !== undefined) store.dropUnfinishedCheckpoint(cutShort, replaced);
-    this.opened = { version: latest?.version ?? 0, root };
+    // Reopen: the last checkpoint, then the log since, checked against the stored root hash.
+    this.opened = reopenLatest(store, this.src);
+    const root = this.opened.root;
     this.live = this.opened;
     this.schedule = CheckpointSchedule.resume(read.versions, this.opened.version, options.checkpointInterval, options.snapshotEvery);
     // The last checkpoint's pages, and about as many spine rows above them.
