@@ -12,6 +12,7 @@ import { compactedTable, createBranchTable, dropBranchTable, insertBranch, shard
 import { StoreReader } from "./store-reader.js";
 import { passiveWalCheckpoint } from "./wal.js";
 import type { ReplayBase } from "./version-reader.js";
+import { rowCount } from "./version-ops.js";
 import { retryBusy, writeTransaction } from "./write-errors.js";
 
 /** What a prune will do, decided in its first step. */
@@ -131,22 +132,45 @@ export function pruneLeaves(db: Connection, through: number, keepFrom: number, s
     let v = from;
     for (let rows = 0; v <= through && rows < maxRows; v++) {
       const vo = store.versions.ops(v);
-      for (const op of vo?.ops ?? []) {
-        if (op.row === undefined) continue;
-        const id = vo!.firstLeaf + op.row;
-        const p = prev.get(op.key, v) as [number, number] | undefined;
-        if (p !== undefined && !snapshots.some((s) => p[1] <= s && s < v)) del.run(p[0]);
-        // A removal only hides older rows: with none left (a snapshot may keep one), it goes too.
+      if (vo !== undefined) {
         const kept = v >= keepFrom || snapshots.includes(v);
-        if (!op.set && !kept && prev.get(op.key, v) === undefined) del.run(id);
+        if (snapshots.length === 0) dropSuperseded(db, vo.firstLeaf, vo.firstLeaf + rowCount(vo.ops), !kept);
+        else {
+          for (const op of vo.ops) {
+            if (op.row === undefined) continue;
+            const p = prev.get(op.key, v) as [number, number] | undefined;
+            if (p !== undefined && !snapshots.some((s) => p[1] <= s && s < v)) del.run(p[0]);
+            // A removal only hides older rows: with none left (a snapshot may keep one), it goes too.
+            if (!op.set && !kept && prev.get(op.key, v) === undefined) del.run(vo.firstLeaf + op.row);
+          }
+        }
+        rows += vo.ops.length;
       }
-      rows += vo?.ops.length ?? 0;
       sql(db, "DELETE FROM version_ops WHERE version = ?").run(v);
     }
     if (v > from) setMeta(db, "leaves_pruned_to", v - 1);
     next = v;
   });
   return next > through;
+}
+
+/**
+ * With no snapshot kept: deletes the previous row of each key of the leaves rows `[first, end)` (one version's), and
+ * with `removals`, those rows' removals that have no older row left to hide. SQLite finds them itself: a statement
+ * per change cost about as much in calls as in seeks.
+ */
+function dropSuperseded(db: Connection, first: number, end: number, removals: boolean): void {
+  sql(
+    db,
+    `DELETE FROM leaves WHERE id IN (SELECT (SELECT p.id FROM leaves AS p WHERE p.key = l.key AND p.version < l.version ORDER BY p.version DESC LIMIT 1)
+       FROM leaves AS l WHERE l.id >= ? AND l.id < ?)`,
+  ).run(first, end);
+  if (!removals) return;
+  sql(
+    db,
+    `DELETE FROM leaves WHERE id >= ? AND id < ? AND hash IS NULL
+       AND NOT EXISTS (SELECT 1 FROM leaves AS older WHERE older.key = leaves.key AND older.version < leaves.version)`,
+  ).run(first, end);
 }
 
 /**
