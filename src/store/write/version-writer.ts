@@ -98,6 +98,16 @@ export class VersionWriter {
   }
 
   /**
+   * Resolves when every version handed to the writer thread has landed, and then empties the journal if it is past
+   * its cut size: between commits it is cut only when nothing is in flight, which a writer thread always behind
+   * rarely allows, and it stood at 63-211 MiB after the 1M-key churn's flush.
+   */
+  async flush(): Promise<void> {
+    await this.q?.flush();
+    if (this.journal !== undefined && this.journal.bytes >= JOURNAL_CUT_BYTES) this.cutJournal(false);
+  }
+
+  /**
    * The checkpointer, started by the first write that needs it: a store opened only to be read starts no thread,
    * whose start-up (tens of milliseconds of CPU) would otherwise compete with its first reads on a small machine.
    */

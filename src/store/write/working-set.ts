@@ -178,7 +178,7 @@ export class WorkingSet {
 
   /** Resolves when every committed version is on disk. */
   async flush(): Promise<void> {
-    await this.writer.queue?.flush();
+    await this.writer.flush();
   }
 
   /**
