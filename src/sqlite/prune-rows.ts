@@ -125,8 +125,8 @@ export function pruneLeaves(db: Connection, through: number, keepFrom: number, s
   if (from > through) return true;
   const prev = sql(db, "SELECT id, version FROM leaves WHERE key = ? AND version < ? ORDER BY version DESC LIMIT 1").raw();
   const del = sql(db, "DELETE FROM leaves WHERE id = ?");
-  // One transaction, not one a version: each transaction waits for the writer's turn (and under a churn of 2,500
-  // changes a version, per-version transactions left the prune ~100 versions behind the commits).
+  // One transaction, not one a version: each transaction waits for the writer's turn, and under a churn of 2,500
+  // changes a version a step of 16 one-version transactions took 3-4 s.
   let next = from;
   writeTransaction(db, "pruning values", () => {
     let v = from;

@@ -1,6 +1,7 @@
 /**
- * A writer's reopen: the latest version's tree, rebuilt from its replay base and checked against its root hash, with
- * the rows of a checkpoint a crash cut short removed first (see sqlite/unfinished-checkpoints.ts).
+ * A writer's reopen: the latest version's tree, rebuilt from its replay base and checked against its root hash; then
+ * the rows of a checkpoint a crash cut short are removed, in one transaction with what the replay found the versions
+ * since replaced (see sqlite/unfinished-checkpoints.ts).
  * @module
  */
 import { NONE } from "../../tree/node.js";
