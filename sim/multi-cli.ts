@@ -13,7 +13,7 @@ const infoSchema = z.object({
   stores: z.array(z.object({ name: z.string(), latest: z.object({ version: z.number(), hash: z.string() }).nullable() })),
 });
 const verifySchema = z.object({ ok: z.boolean() });
-const pruneSchema = z.object({ target: z.number(), latest: z.number(), stores: z.array(z.object({ keptFrom: z.number() })) });
+const pruneSchema = z.object({ target: z.number(), latest: z.number() });
 const rollbackSchema = z.object({ to: z.number(), appHash: z.string(), done: z.boolean() });
 
 /** Runs one command, noting it in the life's log. */
@@ -85,11 +85,13 @@ async function prune(run: MultiRun, keep: number, beside: boolean): Promise<void
   await run.closeWriter();
   const latest = run.model.version;
   const target = latest - keep;
+  // The oldest version of any store, a snapshot of keepEvery included, as the closed folder holds it.
+  const first = run.firstKept();
   const out = ok(run, args, cli(run, args), pruneSchema);
   if (out.target !== target || out.latest !== latest) run.fail(`iavlite prune says target ${out.target} of latest ${out.latest}, expected ${target} of ${latest}`);
-  // Below the stores' oldest version it prunes to just before it (src/cli/prune.ts, pruneTo): nothing more of the
-  // stores, but the marker forgets the app hashes of versions no store keeps, which automatic prunes leave.
-  const first = Math.min(...out.stores.map((s) => s.keptFrom));
+  // Below that version it prunes to just before it (src/cli/prune.ts, pruneTo): nothing more of the stores, but the
+  // marker forgets the app hashes of versions no store keeps, which automatic prunes leave. (The stores' keptFrom
+  // would not do: it is past the snapshots kept, which such a prune keeps; seed 1585295872.)
   const to = target >= first ? target : first - 1;
   if (to >= 1) {
     // It opens the folder with no keepEvery: snapshots go too.

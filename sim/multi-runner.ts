@@ -339,10 +339,19 @@ export class MultiRun {
 
   /** The versions every store of the folder keeps, read with a reader (the writer may be closed). */
   keptEverywhere(): number[] {
+    const lists = this.keptByStore().map((l) => new Set(l));
+    return [...lists[0]!].filter((v) => lists.every((l) => l.has(v))).sort((a, b) => a - b);
+  }
+
+  /** The oldest version any store of the folder keeps (the latest when none keeps one), read with a reader. */
+  firstKept(): number {
+    return Math.min(...this.keptByStore().map((l) => l[0] ?? this.model.version));
+  }
+
+  private keptByStore(): number[][] {
     const ro = MultiTree.openReadOnly(this.dir);
     try {
-      const lists = ro.names.map((n) => new Set(ro.store(n).versions()));
-      return [...lists[0]!].filter((v) => lists.every((l) => l.has(v))).sort((a, b) => a - b);
+      return ro.names.map((n) => ro.store(n).versions());
     } finally {
       ro.close();
     }

@@ -166,8 +166,17 @@ describe("keepEvery snapshots", () => {
       applyVersion(t, v, 200, 3000);
       t.commit();
     }
-    await t.prune(110, { keepEvery: 25 });
+    const r = await t.prune(110, { keepEvery: 25 });
     expect(t.versions()).toEqual([25, 50, 75, 100, ...Array.from({ length: 20 }, (_, i) => 111 + i)]);
+    // keptFrom is past the snapshots, in memory as on disk.
+    expect(r.keptFrom).toBe(111);
+    const mem = Tree.memory();
+    for (let v = 1; v <= 130; v++) {
+      applyVersion(mem, v, 200, 3000);
+      mem.commit();
+    }
+    expect((await mem.prune(110, { keepEvery: 25 })).keptFrom).toBe(111);
+    expect(mem.versions()).toEqual(t.versions());
     expect(codeOf(() => t.at(26))).toBe("VERSION_PRUNED");
     const check = (tree: Tree): void => {
       for (const v of [25, 50, 75, 100, 111, 130]) {

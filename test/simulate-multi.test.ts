@@ -20,30 +20,20 @@ process.env["IAVLITE_CLI"] = inject("cli");
  * found the first one's rows left behind, in about half of its lives: sim-finish-prunes.test.ts is the exact case).
  * 1595783168 (drawn as `npm run simulate` draws, every kind on): the CLI's prune --keep-recent below the stores'
  * oldest version, which automatic prunes had taken, prunes to just before it and so forgets the app hashes of the
- * versions no store keeps; the model had expected them kept down to its own target.
+ * versions no store keeps; the model had expected them kept down to its own target. 1585295872 (drawn the same way):
+ * keepRecent 2 with keepEvery 10, an explicit prune with keepEvery 12 not awaited, then the CLI's prune
+ * --keep-recent 8: the model took the oldest version from the stores' keptFrom, which is past the keepEvery snapshot
+ * the CLI's prune keeps, and so held version 30 removed.
  */
 const MULTI = [146, 807, 2517, 1518313472];
-/**
- * Found by `npm run simulate` on 2026-12-07 and not fixed yet (it fails the same way at the code of the session
- * before): 34 commits (keepRecent 2, keepEvery 10), an explicit prune with keepEvery 12 not awaited, then the CLI's
- * prune --keep-recent 8 on the closed folder, and store bank still keeps version 30, which the model holds a prune
- * removed. Kept as a test that must fail, so that the fix turns it into a plain seed.
- */
-const KNOWN_FAILING = [1585295872];
 const MULTI_CLI = [807, 2517, 1518313472];
-const ALL_KINDS = [1595783168];
+const ALL_KINDS = [1595783168, 1585295872];
 
 describe("lifecycle simulator, multi-store folders", () => {
   for (const seed of MULTI) {
     it(`multi-store life of seed ${seed}`, { timeout: 180_000 }, async () => {
       const stats = await runMultiLife(drawMultiLife(seed, { crash: true, cli: MULTI_CLI.includes(seed) }));
       expect(stats.steps).toBeGreaterThan(0);
-    });
-  }
-  for (const seed of KNOWN_FAILING) {
-    it(`multi-store life of seed ${seed}, every kind: KNOWN FAILURE, a version a prune removed is still kept`, { timeout: 180_000 }, async () => {
-      const kinds = { crash: true, cli: true, damage: true, full: true, upgraded: true, spread: true };
-      await expect(runMultiLife(drawMultiLife(seed, kinds))).rejects.toThrow(/store bank keeps version \d+ after a prune that removed it/);
     });
   }
   for (const seed of ALL_KINDS) {

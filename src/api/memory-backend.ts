@@ -131,7 +131,9 @@ export class MemoryBackend implements Backend {
       }
     }
     if (pruned > 0) this.freeOrphans(upTo);
-    return { pruned, keptFrom: this.roots.keys().next().value ?? 0, reclaimedBytes: 0, droppedShards: 0 };
+    // As on disk: the first version past what any prune asked, the snapshots kept below it not counted.
+    const keptFrom = Math.max(Math.min(upTo + 1, this.latest), this.prunedTo + 1);
+    return { pruned, keptFrom, reclaimedBytes: 0, droppedShards: 0 };
   }
 
   /** Frees the orphans that no kept version holds any more, among those of versions ≤ `upTo` + 1. */

@@ -61,7 +61,10 @@ export const RUNNING = 1;
 export interface PruneResult {
   /** Version rows removed. */
   pruned: number;
-  /** The oldest version kept. */
+  /**
+   * The oldest version kept past what this prune and earlier ones asked to remove: every version from it on is kept.
+   * The snapshots `keepEvery` kept below it are not counted.
+   */
   keptFrom: number;
   /**
    * Bytes the database file shrank by, measured when the prune ended (after its last WAL checkpoint, when the store
