@@ -70,4 +70,26 @@ describe("WriteTurn", () => {
     yielding.close();
     plain.close();
   });
+  it("carries the newest automatic prune target asked to a thread that reads it from the shared buffer, never an older one", async () => {
+    const turn = new WriteTurn();
+    expect(turn.markAsked()).toBe(0);
+    turn.askMark(40);
+    turn.askMark(35); // an older target asked late changes nothing
+    // Past 2^31: versions are not bounded by 32 bits.
+    const big = 2 ** 40 + 7;
+    const read = (): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const code = `
+          const { workerData, parentPort } = require("node:worker_threads");
+          parentPort.postMessage(Number(Atomics.load(new BigInt64Array(workerData, 8, 1), 0)));
+        `;
+        const w = new Worker(code, { eval: true, workerData: turn.buffer });
+        w.once("message", resolve);
+        w.once("error", reject);
+      });
+    expect(await read()).toBe(40);
+    turn.askMark(big);
+    expect(await read()).toBe(big);
+    expect(new WriteTurn(turn.buffer).markAsked()).toBe(big);
+  });
 });

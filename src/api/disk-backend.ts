@@ -245,6 +245,8 @@ export class DiskBackend implements Backend {
     this.autoAsked = target;
     this.pruneAsks++;
     this.prunerOf().autoTo(target);
+    // Asked of the prune thread first: a reader that saw no prune asked saw none marked either.
+    this.turn.askMark(target);
   }
 
   private report(error: IavlError): void {

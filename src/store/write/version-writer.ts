@@ -38,6 +38,8 @@ export interface VersionWriterOptions {
   walCheckpoints: WalCheckpoints;
   /** Where this store's writes go before the prune thread's. */
   turn: WriteTurn;
+  /** The snapshots automatic prunes keep: the writer thread marks their targets (`WriteTurn.askMark`). */
+  keepEvery: number | undefined;
   /** Told of each version the writer thread lands, in order (not of versions written inline). */
   onLanded?: (version: number) => void;
 }
@@ -87,7 +89,7 @@ export class VersionWriter {
     if (asyncQueue !== undefined) {
       this.startQueue = (durable) => {
         if (journal !== undefined) this.journal = new CommitJournal(journal);
-        return (this.q = new WriteQueue(file, durable, asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.walOf()?.shared, o.turn, landed));
+        return (this.q = new WriteQueue(file, durable, asyncQueue, o.inFlightBytes, o.busyTimeoutMs, this.walOf()?.shared, o.turn, o.keepEvery, landed));
       };
     }
   }

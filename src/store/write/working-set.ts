@@ -86,6 +86,7 @@ export class WorkingSet {
       busyTimeoutMs: options.busyTimeoutMs,
       walCheckpoints: options.walCheckpoints,
       turn: options.turn,
+      keepEvery: options.snapshotEvery,
       onLanded: options.onLanded,
     });
     this.views = new WriterViews(read, this.src, () => this.writer.queue, () => this.live, options.pruneEpoch);

@@ -30,6 +30,8 @@ export interface WriterThreadData {
   walSlots: SharedArrayBuffer | undefined;
   /** The store's {@link WriteTurn} counter: the thread's writes go before the prune thread's. */
   turn: SharedArrayBuffer;
+  /** The snapshots the automatic prunes it marks keep (`keepEvery`). */
+  keepEvery: number | undefined;
   /** Where failures are reported, so that a blocked owner can read them synchronously. */
   errors: MessagePort;
   /** Where the buffers of each version written go back, for later versions to be packed into. */
@@ -85,10 +87,11 @@ export class WriteQueue {
     busyTimeoutMs: number,
     walSlots: SharedArrayBuffer | undefined,
     turn: WriteTurn,
+    keepEvery: number | undefined,
     /** Told of each version once it is on disk, in order. */
     private readonly onLanded: (version: number) => void,
   ) {
-    const data: WriterThreadData = { file, busyTimeoutMs, walSlots, turn: turn.buffer, errors: this.errors.port2, returns: this.returns.port2 };
+    const data: WriterThreadData = { file, busyTimeoutMs, walSlots, turn: turn.buffer, keepEvery, errors: this.errors.port2, returns: this.returns.port2 };
     const failed = (e: Error): void => {
       this.failure ??= new IavlError("CORRUPT", `the background writer stopped: ${e.message}; versions after ${this.durable} were not stored`, { cause: e });
     };

@@ -11,6 +11,7 @@ import { openWriter, type Connection } from "../../sqlite/connection.js";
 import { unpackWrite, type PackedWrite } from "../../sqlite/packed-write.js";
 import { StoreWriter } from "../../sqlite/store-writer.js";
 import { boundWal } from "../../sqlite/wal.js";
+import { markPruned } from "../../sqlite/prune-rows.js";
 import { COMMITS, WAL_FRAMES } from "./wal-checkpointer.js";
 import { DURABLE, FAILED, type WriterFailure, type WriterThreadData } from "./write-queue.js";
 
@@ -48,6 +49,24 @@ try {
  */
 const held: PackedWrite[] = [];
 
+/** The last automatic prune target this thread marked. */
+let marked = 0;
+
+/**
+ * In the turn of a version just landed: the versions of the newest automatic prune asked, deleted and its base
+ * recorded (the prune thread's first step, which it repeats and finds done). A failure is left to the prune thread.
+ */
+function markAsked(): void {
+  const target = turn.markAsked();
+  if (target <= marked) return;
+  marked = target;
+  try {
+    markPruned(db, target, data.keepEvery);
+  } catch {
+    // The prune thread marks it in its own turn, and reports what fails there.
+  }
+}
+
 /** Writes `packed`; false, with the failure reported, when it could not. */
 function land(packed: PackedWrite): boolean {
   let version = end.slots.get(DURABLE) + 1;
@@ -58,6 +77,7 @@ function land(packed: PackedWrite): boolean {
       if (wal !== undefined) boundWal(db, data.file, wal.get(WAL_FRAMES));
       // A version in the queue is never lost to a busy moment: another connection's lock is waited out.
       retrying(() => store.writeVersion(w), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
+      markAsked();
     });
   } catch (e) {
     failed(version, e);
