@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync, statSync, truncateSync, writeFileSync, cpSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { IavlError, Tree } from "../src/index.js";
 import { probe } from "../bench/corruption-probe.js";
@@ -21,6 +22,38 @@ describe("damaged copies of a store", () => {
     expect(s.verifyMissed).toBe(0);
     // The damage was real: some copies were refused or flagged.
     expect(s.copies.filter((c) => c.verifyFlags).length).toBeGreaterThan(0);
+  });
+});
+
+describe("a damaged versions table", () => {
+  it("makes a read-only handle's version reads refuse with CORRUPT, not SQLite's own error", () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { checkpointInterval: 50 });
+    for (let v = 1; v <= 400; v++) {
+      t.set(b(`k${v % 20}`), b(`v${v}`));
+      t.commit();
+    }
+    t.close();
+    const file = join(dir, "iavl.sqlite");
+    const raw = new Database(file);
+    const pageSize = raw.pragma("page_size", { simple: true }) as number;
+    // The leaf of the oldest versions: the handle's open reads only the newest, so none of its cache holds this one.
+    const leaf = raw.prepare("SELECT pageno FROM dbstat WHERE name = 'versions' AND pagetype = 'leaf' ORDER BY path LIMIT 1").pluck().get() as number;
+    raw.close();
+    const ro = Tree.openReadOnly(dir);
+    const bytes = readFileSync(file);
+    for (let i = 0; i < pageSize; i++) bytes[(leaf - 1) * pageSize + i] = (i * 131 + 7) & 0xff;
+    writeFileSync(file, bytes);
+    const codes = [() => ro.at(3), () => ro.versions(), () => ro.earliest()].map((read) => {
+      try {
+        read();
+        return "answered";
+      } catch (e) {
+        return e instanceof IavlError ? e.code : `raw ${(e as Error).message}`;
+      }
+    });
+    ro.close();
+    expect(codes).toEqual(["CORRUPT", "CORRUPT", "CORRUPT"]);
   });
 });
 

@@ -69,8 +69,7 @@ export class ReadOnlyStore implements ReadonlyTree {
    */
   refresh(): number {
     this.ensureOpen();
-    const since = this.store.versions.rollbacks();
-    const latest = this.store.versions.latest();
+    const [since, latest] = this.reading("its latest version", () => [this.store.versions.rollbacks(), this.store.versions.latest()] as const);
     this.refreshedSince = since;
     this.start = latest === undefined ? undefined : { row: latest, since };
     return this.version;
@@ -126,13 +125,13 @@ export class ReadOnlyStore implements ReadonlyTree {
   /** @internal The first version this store committed or imported: it holds no version before it. */
   firstVersion(): number {
     this.ensureOpen();
-    return this.store.versions.first();
+    return this.reading("its first version", () => this.store.versions.first());
   }
 
   /** Begins reading `version`, unless a rollback after the first `since` replaced or deleted it. */
   private startSince(version: number, since: number): ReadStart {
     // Checked before the row is read: a rollback may have deleted it, which is no "never committed".
-    if (this.store.versions.state(version, since) === "rolled-back") {
+    if (this.reading(`the state of version ${version}`, () => this.store.versions.state(version, since)) === "rolled-back") {
       throw new IavlError("VERSION_ROLLED_BACK", `version ${version} was replaced by a rollback since this read began`);
     }
     return startRead(this.store, version, since);
@@ -146,7 +145,7 @@ export class ReadOnlyStore implements ReadonlyTree {
     this.ensureOpen();
     checkVersionRange(from, to);
     // Counted now, not at the first step: a rollback between the call and the first step counts too.
-    return this.eachVersion(from, to, this.store.versions.rollbacks(), function* (v, view) {
+    return this.eachVersion(from, to, this.rollbacks(), function* (v, view) {
       for (const c of view.changes()) yield { version: v, key: c.key, value: c.value };
     });
   }
@@ -158,7 +157,7 @@ export class ReadOnlyStore implements ReadonlyTree {
   operations(from: number, to: number): IterableIterator<VersionOperations> {
     this.ensureOpen();
     checkVersionRange(from, to);
-    return this.eachVersion(from, to, this.store.versions.rollbacks(), (v, view) => [{ version: v, hash: view.hash, ops: view.operations() }]);
+    return this.eachVersion(from, to, this.rollbacks(), (v, view) => [{ version: v, hash: view.hash, ops: view.operations() }]);
   }
 
   /** What `read` gives of each version in [`from`, `to`] in turn, every one of the history as of `since` rollbacks. */
@@ -180,8 +179,8 @@ export class ReadOnlyStore implements ReadonlyTree {
     checkKey(key);
     const q = historyQuery(options);
     if (this.version === 0) throw new IavlError("VERSION_NOT_FOUND", "nothing has been committed yet");
-    const h = storedHistory(this.store, key, q, this.version);
-    if (this.store.versions.state(this.version, this.refreshedSince) === "rolled-back") {
+    const h = this.reading("the history of a key", () => storedHistory(this.store, key, q, this.version));
+    if (this.reading(`the state of version ${this.version}`, () => this.store.versions.state(this.version, this.refreshedSince)) === "rolled-back") {
       throw new IavlError("VERSION_ROLLED_BACK", `version ${this.version} was replaced by a rollback since this handle's refresh`);
     }
     return h;
@@ -190,13 +189,26 @@ export class ReadOnlyStore implements ReadonlyTree {
   /** The committed versions kept, oldest first. */
   versions(): number[] {
     this.ensureOpen();
-    return this.store.versions.list();
+    return this.reading("the versions kept", () => this.store.versions.list());
   }
 
   /** The oldest committed version kept (0 when none): one seek, where {@link versions} reads them all. */
   earliest(): number {
     this.ensureOpen();
-    return this.store.versions.earliest() ?? 0;
+    return this.reading("the oldest version kept", () => this.store.versions.earliest() ?? 0);
+  }
+
+  private rollbacks(): number {
+    return this.reading("the rollbacks recorded", () => this.store.versions.rollbacks());
+  }
+
+  /** Runs a read of the versions table, SQLite's errors told as what they mean (a damaged page: CORRUPT). */
+  private reading<T>(what: string, read: () => T): T {
+    try {
+      return read();
+    } catch (e) {
+      throw fromSqlite(e, `${this.store.db.name}: reading ${what}`);
+    }
   }
 
   /** Closes the connection; later calls throw `CLOSED`. */

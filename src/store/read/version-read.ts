@@ -37,11 +37,17 @@ export interface ReadStart {
  * `since`: the rollbacks counted when a longer read (a change stream over many versions) began, so that a rollback
  * during it shows in every version it reads after, not only in the one being read.
  */
-export function startRead(store: StoreReader, version: number, since = store.versions.rollbacks()): ReadStart {
-  // The count first (the default above): a rollback between the two reads then shows as a later one.
-  const row = store.versions.row(version);
-  if (row === undefined) throw store.versions.missing(version);
-  return { row, since };
+export function startRead(store: StoreReader, version: number, since?: number): ReadStart {
+  try {
+    // The count first: a rollback between the two reads then shows as a later one.
+    const from = since ?? store.versions.rollbacks();
+    const row = store.versions.row(version);
+    if (row === undefined) throw store.versions.missing(version);
+    return { row, since: from };
+  } catch (e) {
+    // A damaged page of the versions table (simulator seed 2861632512 found SQLite's own error escaping here).
+    throw fromSqlite(e, `${store.db.name}: reading the row of version ${version}`);
+  }
 }
 
 /** The reads of one version that began at `start`. */
