@@ -94,15 +94,17 @@ export class VersionRead {
   value(key: Uint8Array): Uint8Array | undefined {
     this.alive();
     let read: ReturnType<LeafReader["valueChecked"]>;
+    let state: VersionState;
     try {
       if (this.stillKept?.() === true) return this.store.leaves.valueAt(key, this.row.version) ?? undefined;
       read = this.store.leaves.valueChecked(key, this.row.version);
+      // stateOf reads the rollbacks recorded when the count moved: a damaged page there is CORRUPT too.
+      state = this.store.versions.stateOf(this.row.version, this.since, read[1], read[2]);
     } catch (e) {
       throw this.failure(e);
     }
-    const [value, present, rollbacks] = read;
-    this.throwIfGone(this.store.versions.stateOf(this.row.version, this.since, present, rollbacks));
-    return value;
+    this.throwIfGone(state);
+    return read[0];
   }
 
   /** A failure of SQLite as the coded error it means, naming the file and the version. */
