@@ -65,6 +65,51 @@ describe("a busy moment does not disable the store", () => {
     again.close();
   });
 
+  it("durability async: versions queued behind the lock land together; one that fails among them is reported, and those before it land", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir, { durability: "async", busyTimeoutMs: 100 });
+    const model = Tree.memory();
+    const hashes = [""];
+    const commitBoth = (v: number): void => {
+      applyOps(t, v);
+      applyOps(model, v);
+      hashes.push(toHex(t.commit().hash));
+      model.commit();
+    };
+    commitBoth(1);
+    await t.flush();
+    const stored = (): number[] => {
+      const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+      try {
+        return db.prepare("SELECT version FROM versions ORDER BY version").pluck().all() as number[];
+      } finally {
+        db.close();
+      }
+    };
+
+    // Versions 2-7 wait in the queue while another connection holds the lock, and its transaction makes version 5's
+    // row fail: the writer thread takes them as one group once the lock is free, and that group fails.
+    const blocker = holdWriteLock(dir);
+    blocker.exec("CREATE TRIGGER refuse_v5 BEFORE INSERT ON versions WHEN NEW.version = 5 BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+    for (let v = 2; v <= 7; v++) commitBoth(v);
+    blocker.exec("COMMIT");
+    blocker.close();
+    await expect(t.flush()).rejects.toThrow(/failed at version 5/);
+    expect(stored()).toEqual([1, 2, 3, 4]);
+
+    const fixer = new Database(join(dir, "iavl.sqlite"), { timeout: 5000 });
+    fixer.exec("DROP TRIGGER refuse_v5");
+    fixer.close();
+    await t.flush();
+    expect(stored()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    t.close();
+
+    const again = Tree.open(dir);
+    for (let v = 1; v <= 7; v++) expect(toHex(again.at(v).hash), `version ${v}`).toBe(hashes[v]);
+    for (let k = 0; k < 50; k++) expect(again.at(6).get(b(`key-${k}`))).toEqual(model.at(6).get(b(`key-${k}`)));
+    again.close();
+  });
+
   it("automatic prunes: one that fails on the lock is reported to onBackgroundError, commits go on, and a later prune succeeds", async () => {
     const dir = tempDir();
     const keepRecent = 5;

@@ -1,9 +1,11 @@
 /**
  * The background writer of durability "async": a worker thread with its own connection that lands queued
- * versions in order, one transaction each, and publishes the newest durable version in its channel's slots.
+ * versions in order, and publishes the newest durable version in its channel's slots. The versions waiting when it
+ * turns to the queue land in one transaction (up to {@link GROUP_MOST}): a page several of them change reaches the
+ * WAL once, so a writer that fell behind catches up with fewer page writes than it fell behind by.
  * @module
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { IavlError, isIavlError } from "../../base/errors.js";
 import { postMoving, retrying, Slots, ThreadEnd, type ChannelData } from "../../base/thread-channel.js";
 import { WriteTurn } from "../../base/write-turn.js";
@@ -67,6 +69,12 @@ function markAsked(): void {
   }
 }
 
+/**
+ * The most versions one transaction lands: half the queue's default bound. A commit that finds the queue full waits
+ * for a whole group to land (at 8, the 1M-key churn's p99 was 400-440 ms against 200-335 at 4, in paired probes).
+ */
+const GROUP_MOST = 4;
+
 /** Writes `packed`; false, with the failure reported, when it could not. */
 function land(packed: PackedWrite): boolean {
   let version = end.slots.get(DURABLE) + 1;
@@ -83,16 +91,82 @@ function land(packed: PackedWrite): boolean {
     failed(version, e);
     return false;
   }
-  end.slots.set(DURABLE, version);
-  wal?.add(COMMITS);
-  postMoving(data.returns, packed, [packed.nums, packed.bytes]);
+  landed(packed, version);
   return true;
 }
 
-parentPort!.on("message", (msg: { packed?: PackedWrite; retry?: true; close?: true }) => {
-  if (msg.close) return end.closeWith(db);
-  if (msg.packed !== undefined) held.push(msg.packed);
+/**
+ * Writes `group` (several versions, in order) in one transaction; false, with nothing of it written, when any of
+ * it failed: then they land one by one, so that those before the failing one land and its failure is reported as
+ * it would be alone.
+ */
+function landGroup(group: PackedWrite[]): boolean {
+  const versions: number[] = [];
+  try {
+    turn.owner(() => {
+      if (wal !== undefined) boundWal(db, data.file, wal.get(WAL_FRAMES));
+      retrying(() => store.beginGroup(), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
+      let ok = false;
+      try {
+        for (const packed of group) {
+          const w = unpackWrite(packed);
+          store.writeVersion(w);
+          versions.push(w.version.version);
+        }
+        ok = true;
+      } finally {
+        store.endGroup(ok);
+      }
+      markAsked();
+    });
+  } catch {
+    return false;
+  }
+  group.forEach((packed, i) => landed(packed, versions[i]!));
+  return true;
+}
+
+/** After `packed` landed as `version`: published, the checkpointer told, its buffers handed back. */
+function landed(packed: PackedWrite, version: number): void {
+  end.slots.set(DURABLE, version);
+  wal?.add(COMMITS);
+  postMoving(data.returns, packed, [packed.nums, packed.bytes]);
+}
+
+/** Lands what is held, in order, until a failure. */
+function landHeld(): void {
+  for (takeWaiting(); held.length > 0; takeWaiting()) {
+    const n = Math.min(held.length, GROUP_MOST);
+    if (n > 1 && landGroup(held.slice(0, n))) {
+      held.splice(0, n);
+      continue;
+    }
+    // One by one after a group failed: those before the failing version land, and its failure is reported.
+    for (let i = 0; i < n; i++) {
+      if (!land(held[0]!)) return;
+      held.shift();
+    }
+  }
+}
+
+/** True once the owner asked to close, seen while taking the messages waiting. */
+let closing = false;
+
+/** Takes the versions already posted (and a close) out of the port, so that they join the next group. */
+function takeWaiting(): void {
+  for (let m = receiveMessageOnPort(parentPort!); m !== undefined; m = receiveMessageOnPort(parentPort!)) {
+    const msg = m.message as Message;
+    if (msg.packed !== undefined) held.push(msg.packed);
+    if (msg.close) closing = true;
+  }
+}
+
+type Message = { packed?: PackedWrite; retry?: true; close?: true };
+
+parentPort!.on("message", (msg: Message) => {
+  if (msg.close) closing = true;
+  else if (msg.packed !== undefined) held.push(msg.packed);
   // Nothing lands past a version that failed, so that versions stay in order.
-  if (msg.packed !== undefined && held.length > 1) return;
-  while (held.length > 0 && land(held[0]!)) held.shift();
+  if (!closing && (msg.packed === undefined || held.length === 1)) landHeld();
+  if (closing) end.closeWith(db);
 });
