@@ -87,8 +87,9 @@ describe("a busy moment does not disable the store", () => {
       }
     };
 
-    // Versions 2-7 wait in the queue while another connection holds the lock, and its transaction makes version 5's
-    // row fail: the writer thread takes them as one group once the lock is free, and that group fails.
+    // Versions 2-7 wait while another connection holds the lock (the writer thread retrying version 2 meanwhile), and
+    // that connection's transaction makes version 5's row fail: once the lock is free, those behind version 2 land as
+    // one group, which fails, and then one by one.
     const blocker = holdWriteLock(dir);
     blocker.exec("CREATE TRIGGER refuse_v5 BEFORE INSERT ON versions WHEN NEW.version = 5 BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
     for (let v = 2; v <= 7; v++) commitBoth(v);
