@@ -15,6 +15,19 @@ function applyOps(t: Tree, v: number): void {
   for (let i = 0; i < 20; i++) t.set(b(`key-${(v * 3 + i) % 50}`), b(`value-${v}-${i}`));
 }
 
+/** A memory model beside `t`: `commitBoth` applies version v's operations to both and commits, keeping `t`'s hashes. */
+function twin(t: Tree): { model: Tree; hashes: string[]; commitBoth: (v: number) => void } {
+  const model = Tree.memory();
+  const hashes = [""];
+  const commitBoth = (v: number): void => {
+    applyOps(t, v);
+    applyOps(model, v);
+    hashes.push(toHex(t.commit().hash));
+    model.commit();
+  };
+  return { model, hashes, commitBoth };
+}
+
 /** Another connection on the store file that takes the write lock (waiting for a running transaction to end). */
 function holdWriteLock(dir: string): Database.Database {
   const db = new Database(join(dir, "iavl.sqlite"), { timeout: 5000 });
@@ -31,14 +44,7 @@ describe("a busy moment does not disable the store", () => {
   it("durability async: versions committed while another connection holds the write lock land once it is released", async () => {
     const dir = tempDir();
     const t = Tree.open(dir, { durability: "async", busyTimeoutMs: 100 });
-    const model = Tree.memory();
-    const hashes = [""];
-    const commitBoth = (v: number): void => {
-      applyOps(t, v);
-      applyOps(model, v);
-      hashes.push(toHex(t.commit().hash));
-      model.commit();
-    };
+    const { model, hashes, commitBoth } = twin(t);
     commitBoth(1);
     commitBoth(2);
     await t.flush();
@@ -68,14 +74,7 @@ describe("a busy moment does not disable the store", () => {
   it("durability async: versions queued behind the lock land together; one that fails among them is reported, and those before it land", async () => {
     const dir = tempDir();
     const t = Tree.open(dir, { durability: "async", busyTimeoutMs: 100 });
-    const model = Tree.memory();
-    const hashes = [""];
-    const commitBoth = (v: number): void => {
-      applyOps(t, v);
-      applyOps(model, v);
-      hashes.push(toHex(t.commit().hash));
-      model.commit();
-    };
+    const { model, hashes, commitBoth } = twin(t);
     commitBoth(1);
     await t.flush();
     const stored = (): number[] => {
