@@ -75,18 +75,27 @@ function markAsked(): void {
  */
 const GROUP_MOST = 4;
 
+/** Runs `write` in the owner's turn: the WAL bounded before it, the automatic prune asked marked after it. */
+function inTurn(write: () => void): void {
+  turn.owner(() => {
+    if (wal !== undefined) boundWal(db, data.file, wal.get(WAL_FRAMES));
+    write();
+    markAsked();
+  });
+}
+
+/** Runs `write`, waiting out another connection's lock: a version in the queue is never lost to a busy moment. */
+function patiently(write: () => void): void {
+  retrying(write, (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
+}
+
 /** Writes `packed`; false, with the failure reported, when it could not. */
 function land(packed: PackedWrite): boolean {
   let version = end.slots.get(DURABLE) + 1;
   try {
     const w = unpackWrite(packed);
     version = w.version.version;
-    turn.owner(() => {
-      if (wal !== undefined) boundWal(db, data.file, wal.get(WAL_FRAMES));
-      // A version in the queue is never lost to a busy moment: another connection's lock is waited out.
-      retrying(() => store.writeVersion(w), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
-      markAsked();
-    });
+    inTurn(() => patiently(() => store.writeVersion(w)));
   } catch (e) {
     failed(version, e);
     return false;
@@ -103,9 +112,8 @@ function land(packed: PackedWrite): boolean {
 function landGroup(group: PackedWrite[]): boolean {
   const versions: number[] = [];
   try {
-    turn.owner(() => {
-      if (wal !== undefined) boundWal(db, data.file, wal.get(WAL_FRAMES));
-      retrying(() => store.beginGroup(), (e) => isIavlError(e, "LOCKED"), PATIENCE_MS);
+    inTurn(() => {
+      patiently(() => store.beginGroup());
       let ok = false;
       try {
         for (const packed of group) {
@@ -117,7 +125,6 @@ function landGroup(group: PackedWrite[]): boolean {
       } finally {
         store.endGroup(ok);
       }
-      markAsked();
     });
   } catch {
     return false;
