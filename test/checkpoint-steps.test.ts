@@ -3,14 +3,12 @@
  * only when its last rows land, every hash stays exact meanwhile, a kill between two steps leaves a store whose
  * unfinished rows the next writer removes, and pruning then leaves exactly the rows the kept trees hold.
  */
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
-import { branchRowsProblem, leafRowsProblem } from "./helpers.js";
+import { branchRowsProblem, leafRowsProblem, inStoreFile } from "./helpers.js";
 import { node } from "./processes.js";
 import { PAGE_LEAVES } from "../src/sqlite/shards.js";
 import type { NodeTable } from "../src/tree/node-table.js";
@@ -32,14 +30,11 @@ function modelHashes(upTo: number): { hashes: string[]; model: Tree } {
 
 /** Reads of the store file beside its writer: its newest checkpoint, and the checkpoint whose rows are unfinished. */
 function fileState(dir: string): { last: number; unfinished: number | undefined } {
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  try {
+  return inStoreFile(dir, (db) => {
     const last = db.prepare("SELECT coalesce(max(version), 0) FROM versions WHERE checkpoint = 1").pluck().get() as number;
     const unfinished = db.prepare("SELECT max(version) FROM pages WHERE version > ?").pluck().get(last) as number | null;
     return { last, unfinished: unfinished ?? undefined };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 describe("a checkpoint written over several commits", () => {
@@ -78,14 +73,8 @@ describe("a checkpoint written over several commits", () => {
   it("ends a keepEvery snapshot's checkpoint in the snapshot's own commit: a kill before a later step would lose it for good", () => {
     const dir = tempDir();
     const t = Tree.open(dir, { ...OPTIONS, checkpointInterval: 8, keepRecent: 17, keepEvery: 12 });
-    const flagOf = (v: number): number | undefined => {
-      const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-      try {
-        return db.prepare("SELECT checkpoint FROM versions WHERE version = ?").pluck().get(v) as number | undefined;
-      } finally {
-        db.close();
-      }
-    };
+    const flagOf = (v: number): number | undefined =>
+      inStoreFile(dir, (db) => db.prepare("SELECT checkpoint FROM versions WHERE version = ?").pluck().get(v) as number | undefined);
     const spread: number[] = [];
     for (let v = 1; v <= 36; v++) {
       apply(t, v);
@@ -193,14 +182,8 @@ describe("the first checkpoint after a reopen", () => {
     for (let v = 1; v <= 70; v++) commit(t, v);
     t.close(); // a checkpoint of 70 too, in one piece
     t = Tree.open(dir, options);
-    const pagesOf = (v: number): number => {
-      const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-      try {
-        return db.prepare("SELECT count(*) FROM pages WHERE version = ?").pluck().get(v) as number;
-      } finally {
-        db.close();
-      }
-    };
+    const pagesOf = (v: number): number =>
+      inStoreFile(dir, (db) => db.prepare("SELECT count(*) FROM pages WHERE version = ?").pluck().get(v) as number);
     const written: number[] = [];
     for (let v = 71; v <= 130; v++) {
       commit(t, v);

@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
+import { inStoreFile } from "./helpers.js";
 import { nodeOnDisk } from "./processes.js";
 
 const child = fileURLToPath(new URL("./fixtures/journal-writer.ts", import.meta.url));
@@ -29,12 +30,7 @@ function modelHashes(): string[] {
 
 /** The latest version SQLite holds, read with a plain connection. */
 function landedVersion(dir: string): number {
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  try {
-    return (db.prepare("SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0;
-  } finally {
-    db.close();
-  }
+  return inStoreFile(dir, (db) => (db.prepare("SELECT max(version) FROM versions").pluck().get() as number | null) ?? 0);
 }
 
 describe("the commit journal (durability normal)", () => {

@@ -9,7 +9,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { IavlError, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { b } from "./helpers.js";
+import { b, inStoreFile } from "./helpers.js";
 
 function applyOps(t: Tree, v: number): void {
   for (let i = 0; i < 20; i++) t.set(b(`key-${(v * 3 + i) % 50}`), b(`value-${v}-${i}`));
@@ -77,14 +77,8 @@ describe("a busy moment does not disable the store", () => {
     const { model, hashes, commitBoth } = twin(t);
     commitBoth(1);
     await t.flush();
-    const stored = (): number[] => {
-      const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-      try {
-        return db.prepare("SELECT version FROM versions ORDER BY version").pluck().all() as number[];
-      } finally {
-        db.close();
-      }
-    };
+    const stored = (): number[] =>
+      inStoreFile(dir, (db) => db.prepare("SELECT version FROM versions ORDER BY version").pluck().all() as number[]);
 
     // Versions 2-7 wait while another connection holds the lock (the writer thread retrying version 2 meanwhile), and
     // that connection's transaction makes version 5's row fail: once the lock is free, those behind version 2 land as

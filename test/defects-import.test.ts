@@ -5,11 +5,10 @@
 import { existsSync, readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { IavlError, toHex, Tree, type ExportNode } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { b } from "./helpers.js";
+import { b, inStoreFile } from "./helpers.js";
 import { node } from "./processes.js";
 
 const child = fileURLToPath(new URL("./fixtures/slow-import.ts", import.meta.url));
@@ -83,9 +82,7 @@ describe("imports leave nothing behind", () => {
     expect(t.size).toBe(2000);
     expect(t.get(b("k-01234"))).toEqual(b("v-1234"));
     t.close();
-    const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-    const tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number;
-    db.close();
+    const tables = inStoreFile(dir, (db) => db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number);
     expect(tables).toBeLessThan(20);
   }, 30_000);
 

@@ -8,6 +8,19 @@ import { fromHex, utf8 } from "../src/base/bytes.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 
+/**
+ * `read` run on a read-only connection of its own to the store file in `dir`, closed after: what a test checks in the
+ * file beside (or after) its writer.
+ */
+export function inStoreFile<T>(dir: string, read: (db: Database.Database) => T): T {
+  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
 /** One version of `treehash_ops.jsonl`. */
 export interface OpsVersion {
   version: number;
@@ -178,8 +191,7 @@ export function corruptStoredNodeHash(dir: string, which: StoredNodeKind): { ver
  * branch that is not stored fails the calling test. Knows the layout as {@link corruptStoredNodeHash} does.
  */
 export function branchRows(dir: string): { stored: Set<string>; reached: Set<string> } {
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  try {
+  return inStoreFile(dir, (db) => {
     const links = new Map<string, number[]>();
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch\\_%' ESCAPE '\\'").pluck().all() as string[];
     for (const t of tables) {
@@ -212,9 +224,7 @@ export function branchRows(dir: string): { stored: Set<string>; reached: Set<str
       if (l[3]! < 2 ** 31 || l[3]! >= PAGE_BASE) stack.push([l[2]!, l[3]!]);
     }
     return { stored: new Set([...links.keys(), ...pages]), reached };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /**
@@ -239,15 +249,12 @@ export function branchRowsProblem(dir: string): string | undefined {
  * hide. Knows the layout as {@link corruptStoredNodeHash} does.
  */
 export function leafRowsProblem(dir: string): string | undefined {
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  try {
+  return inStoreFile(dir, (db) => {
     const meta = (name: string): number => (db.prepare("SELECT value FROM meta WHERE name = ?").pluck().get(name) as number | undefined) ?? 0;
     const [base, prunedTo] = [meta("base_version"), meta("pruned_to")];
     const extra = db.prepare("SELECT count(*) FROM leaves WHERE version <= ? GROUP BY key HAVING count(*) > 1").pluck().all(base) as number[];
     if (extra.length > 0) return `${extra.length} key(s) with more than one row at or before the base (version ${base}) after a prune`;
     const removals = db.prepare("SELECT count(*) FROM leaves WHERE version <= ? AND version <= ? AND hash IS NULL").pluck().get(base, prunedTo) as number;
     return removals === 0 ? undefined : `${removals} removal row(s) of pruned versions at or before the base (version ${base}) after a prune`;
-  } finally {
-    db.close();
-  }
+  });
 }

@@ -14,12 +14,12 @@
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Database from "better-sqlite3";
 import { iavlSpec, verifyMembership, verifyNonMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { Tree, type ReadonlyTree } from "../src/index.js";
 import { tempDir } from "./backends.js";
 import { applyVersion } from "./fixtures/version-ops.js";
+import { inStoreFile } from "./helpers.js";
 import { LAYOUT2_KEYS, LAYOUT2_LAST, LAYOUT2_OPS, LAYOUT2_OPTIONS } from "./fixtures/layout2-history.js";
 
 const LAYOUT2_FIXTURE = fileURLToPath(new URL("./fixtures/layout2/iavl.sqlite.layout2", import.meta.url));
@@ -30,14 +30,11 @@ const dec = new TextDecoder();
 
 /** Read from the store file beside its writer: the versions flagged as checkpoints, and the one still being written. */
 function checkpoints(dir: string): { flagged: number[]; unfinished: number | undefined } {
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  try {
+  return inStoreFile(dir, (db) => {
     const flagged = db.prepare("SELECT version FROM versions WHERE checkpoint = 1 ORDER BY version").pluck().all() as number[];
     const unfinished = db.prepare("SELECT max(version) FROM pages WHERE version > ?").pluck().get(flagged[flagged.length - 1] ?? 0) as number | null;
     return { flagged, unfinished: unfinished ?? undefined };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** Proves each key on `view` and checks the proof against the view's root hash; returns what failed. */

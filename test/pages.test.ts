@@ -1,10 +1,9 @@
-import { join } from "node:path";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { toHex, Tree } from "../src/index.js";
 import { Churn, keyOf } from "../bench/scale-data.js";
 import { Rng } from "../bench/workload.js";
 import { tempDir } from "./backends.js";
+import { inStoreFile } from "./helpers.js";
 
 /** The writer's node loader, behind the library's back: the rows its loads read. */
 const loaderOf = (t: Tree): { rowsRead: number } => (t as unknown as { backend: { set: { src: { rowsRead: number } } } }).backend.set.src;
@@ -63,9 +62,7 @@ describe("layout 3 (pages)", () => {
     expect(perChange).toBeGreaterThan(0.3);
     expect(perChange).toBeLessThan(1.3);
     s.close();
-    const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-    const pages = db.prepare("SELECT count(*) FROM pages").pluck().get() as number;
-    db.close();
+    const pages = inStoreFile(dir, (db) => db.prepare("SELECT count(*) FROM pages").pluck().get() as number);
     expect(pages).toBeGreaterThan(0);
     s = Tree.open(dir, { memoryBudgetMiB: 8 });
     expect(toHex(s.hash)).toBe(toHex(m.hash));

@@ -6,7 +6,7 @@ import { iavlSpec, verifyMembership } from "@confio/ics23";
 import { describe, expect, it } from "vitest";
 import { IavlError, toHex, Tree } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { b, codeOf, rng, treehashOps } from "./helpers.js";
+import { b, codeOf, rng, treehashOps, inStoreFile } from "./helpers.js";
 
 describe("Tree.open", () => {
   it("reopens the treehash store with a tiny memory budget and keeps all four hashes", () => {
@@ -88,14 +88,8 @@ describe("Tree.open", () => {
 
   it("a clean close makes the last version a checkpoint, so that a reopen replays nothing", () => {
     const dir = tempDir();
-    const checkpoints = (): number[] => {
-      const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-      try {
-        return db.prepare("SELECT version FROM versions WHERE checkpoint = 1 ORDER BY version").pluck().all() as number[];
-      } finally {
-        db.close();
-      }
-    };
+    const checkpoints = (): number[] =>
+      inStoreFile(dir, (db) => db.prepare("SELECT version FROM versions WHERE checkpoint = 1 ORDER BY version").pluck().all() as number[]);
     for (const durability of ["normal", "async"] as const) {
       const t = Tree.open(dir, { checkpointInterval: 100, durability });
       for (let i = 0; i < 7; i++) {

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { IavlError, toHex, Tree, type ReadonlyTree } from "../src/index.js";
 import { decodePage, pageHash } from "../src/sqlite/page-codec.js";
 import { tempDir } from "./backends.js";
-import { branchRows } from "./helpers.js";
+import { branchRows, inStoreFile } from "./helpers.js";
 import { scriptArgs } from "../sim/child-command.js";
 import { applyVersion } from "./fixtures/version-ops.js";
 import { applyHistory, LAST, OPTIONS, PRUNES } from "./fixtures/layout1-history.js";
@@ -41,18 +41,12 @@ function fixtureStore(): string {
 }
 
 function schemaOf(dir: string): number {
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  try {
-    return db.prepare("SELECT max(id) FROM schema_migrations").pluck().get() as number;
-  } finally {
-    db.close();
-  }
+  return inStoreFile(dir, (db) => db.prepare("SELECT max(id) FROM schema_migrations").pluck().get() as number);
 }
 
 /** What migration 006 leaves to do in the store: branch rows of at most 16 leaves, and its mark; and the pages. */
 function pagesState(dir: string): { small: number; marked: boolean; pages: number; bare: number } {
-  const db = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-  try {
+  return inStoreFile(dir, (db) => {
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch\\_%' ESCAPE '\\'").pluck().all() as string[];
     const small = tables.reduce((n, t) => n + (db.prepare(`SELECT count(*) FROM ${t} WHERE size <= 16`).pluck().get() as number), 0);
     const marked = db.prepare("SELECT 1 FROM meta WHERE name = 'pages_upgrade'").get() !== undefined;
@@ -60,9 +54,7 @@ function pagesState(dir: string): { small: number; marked: boolean; pages: numbe
     // Branch tables without migration 007's kids column.
     const bare = tables.filter((t) => !(db.prepare("SELECT name FROM pragma_table_info(?)").pluck().all(t) as string[]).includes("kids")).length;
     return { small, marked, pages: paged ? (db.prepare("SELECT count(*) FROM pages").pluck().get() as number) : 0, bare };
-  } finally {
-    db.close();
-  }
+  });
 }
 
 /** The fixture's history in a memory tree, versions 1..upTo. */
