@@ -123,3 +123,40 @@ describe("the commit journal (durability normal)", () => {
     expect(opened(back)).toEqual([3, hashes[3]]);
   });
 });
+
+describe("a version too large to queue (durability normal)", () => {
+  it("is written inline once the writer thread has landed what it holds, and every version reads back exact", async () => {
+    const dir = tempDir();
+    const t = Tree.open(dir);
+    const model = Tree.memory();
+    const both = (key: string, value: Uint8Array): void => {
+      t.set(Buffer.from(key), value);
+      model.set(Buffer.from(key), value);
+    };
+    const commitBoth = (): void => expect(toHex(t.commit().hash)).toBe(toHex(model.commit().hash));
+    for (let v = 1; v <= 3; v++) {
+      for (let i = 0; i < 50; i++) both(`small-${v}-${i}`, Buffer.from(`value-${v}-${i}`));
+      commitBoth();
+    }
+    // 17 values of 1 MiB: past the 16 MiB a queued version may carry.
+    const big = (i: number): Uint8Array => Buffer.alloc(2 ** 20, i);
+    for (let i = 0; i < 17; i++) both(`big-${i}`, big(i));
+    commitBoth();
+    // Inline: on disk when commit() returns, after the versions queued before it.
+    expect(landedVersion(dir)).toBe(4);
+    for (let i = 0; i < 50; i++) both(`small-5-${i}`, Buffer.from(`after-${i}`));
+    commitBoth();
+    await t.flush();
+    t.close();
+
+    const again = Tree.open(dir);
+    try {
+      expect([again.version, toHex(again.hash)]).toEqual([5, toHex(model.hash)]);
+      for (let i = 0; i < 17; i++) expect(Buffer.from(again.get(Buffer.from(`big-${i}`))!).equals(big(i))).toBe(true);
+      expect(again.at(3).get(Buffer.from("big-0"))).toBeUndefined();
+      expect(Buffer.from(again.at(5).get(Buffer.from("small-5-7"))!).toString()).toBe("after-7");
+    } finally {
+      again.close();
+    }
+  }, 60_000);
+});

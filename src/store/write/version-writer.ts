@@ -15,7 +15,7 @@ import { UnlandedValues } from "./unlanded-values.js";
 import { laterMark, type CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
 import { laterOrphans, versionRows } from "./version-rows.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
-import { WriteQueue } from "./write-queue.js";
+import { queueTakes, WriteQueue } from "./write-queue.js";
 import { CommitJournal } from "../../sqlite/commit-journal.js";
 
 /**
@@ -136,11 +136,12 @@ export class VersionWriter {
     const rows = versionRows(src, c, this.nextLeaf, () => stepOf(this.nextPage));
     try {
       this.values.seal(c.version, rows.leaves);
-      if (this.startQueue !== undefined && !this.grouped) {
+      if (this.startQueue !== undefined && !this.grouped && queueTakes(rows.write)) {
         const queue = this.q ?? this.startQueue(c.version - 1);
         if (this.journal !== undefined && this.journal.bytes >= JOURNAL_CUT_BYTES) this.cutJournal(this.journal.bytes >= JOURNAL_MAX_BYTES);
         queue.push(rows.write, c.log.changes, this.journal);
       } else {
+        if (!this.grouped) this.q?.drain();
         const wal = this.walOf();
         this.turn.owner(() => {
           // In a group the WAL was bounded when it began: no checkpoint can run inside its transaction.

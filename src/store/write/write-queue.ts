@@ -52,6 +52,19 @@ export interface WriterFailure {
  */
 const SPARES = 2;
 
+/**
+ * The most bytes one queued version carries. A larger one (a checkpoint that eviction asked for, past 1M keys: tens of
+ * thousands of page rows) is written inline once the writer thread has landed what it holds: packed for the thread,
+ * its buffer stayed allocated until the next full collection while the next such checkpoint made another, and
+ * growing to 4M keys peaked at 1,091 MiB with 274 MiB of them (docs/benchmarks.md).
+ */
+const VERSION_MOST_BYTES = 16 * 2 ** 20;
+
+/** True when `w` may go to the writer thread; false when it is to be written inline (see {@link VERSION_MOST_BYTES}). */
+export function queueTakes(w: VersionWrite): boolean {
+  return writeBytes(w) <= VERSION_MOST_BYTES;
+}
+
 /** A version handed to the writer but perhaps not yet on disk, with what reads need meanwhile. */
 interface Queued {
   version: number;
