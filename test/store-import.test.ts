@@ -1,11 +1,10 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { iavlSpec, verifyMembership } from "@confio/ics23";
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { decodeItems, encodeItems, IavlError, toHex, Tree, type ExportNode } from "../src/index.js";
 import { tempDir } from "./backends.js";
-import { codeOf, treehashOps } from "./helpers.js";
+import { codeOf, inStoreFile, treehashOps } from "./helpers.js";
 
 function treehashStore(dir: string): Tree {
   const t = Tree.open(dir, { checkpointInterval: 3 });
@@ -51,12 +50,14 @@ describe("Tree.import into a store", () => {
     }
     const dest = join(tempDir(), "imported");
     (await Tree.import(dest, src.at(3).export(), { version: 3, expectedHash: src.hash })).close();
-    const db = new Database(join(dest, "iavl.sqlite"), { readonly: true });
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch%'").pluck().all() as string[];
-    const smallest = tables.map((t) => db.prepare(`SELECT min(size) FROM ${t}`).pluck().get() as number | null);
-    const pages = db.prepare("SELECT count(*) FROM pages").pluck().get() as number;
-    const spine = tables.reduce((sum, t) => sum + (db.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number), 0);
-    db.close();
+    const { smallest, pages, spine } = inStoreFile(dest, (db) => {
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'branch%'").pluck().all() as string[];
+      return {
+        smallest: tables.map((t) => db.prepare(`SELECT min(size) FROM ${t}`).pluck().get() as number | null),
+        pages: db.prepare("SELECT count(*) FROM pages").pluck().get() as number,
+        spine: tables.reduce((sum, t) => sum + (db.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number), 0),
+      };
+    });
     expect(smallest.filter((s) => s !== null && s <= 16)).toEqual([]);
     // ~0.09 pages a key, about as many spine rows.
     expect(pages).toBeGreaterThan(src.size / 20);

@@ -293,10 +293,10 @@ describe("taking a layout-2 store into pages (migration 006)", () => {
     db.close();
     Tree.open(dir, LAYOUT2_OPTIONS).close();
     expect(pagesState(dir)).toMatchObject({ small: 0, marked: false, bare: 0 });
-    const after = new Database(join(dir, "iavl.sqlite"), { readonly: true });
-    const [rootVersion, rootSeq] = after.prepare("SELECT root_version, root_seq FROM versions WHERE version = 5").raw().get() as [number, number];
-    const bytes = after.prepare("SELECT bytes FROM pages WHERE id = ?").pluck().get((rootSeq - 2 ** 50) / 32) as Uint8Array;
-    after.close();
+    const [rootVersion, bytes] = inStoreFile(dir, (after) => {
+      const [v, seq] = after.prepare("SELECT root_version, root_seq FROM versions WHERE version = 5").raw().get() as [number, number];
+      return [v, after.prepare("SELECT bytes FROM pages WHERE id = ?").pluck().get((seq - 2 ** 50) / 32) as Uint8Array] as const;
+    });
     expect(rootVersion).toBe(version);
     const page = decodePage(bytes, "the root's page");
     expect(page.size[page.count - 1]).toBe(size);
