@@ -77,8 +77,11 @@ const LEAF_NUMS = 4;
 const BRANCH_NUMS = 11;
 const PAGE_NUMS = 3;
 
-/** Packs `w`, into spare buffers where they are long enough; the result's buffers can be transferred. */
-export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }): PackedVersion {
+/**
+ * Packs `w` (its `bytes` as {@link writeBytes} counts them), into spare buffers where they are long enough; the
+ * result's buffers can be transferred.
+ */
+export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], bytes: [] }, bytes = writeBytes(w)): PackedVersion {
   const v = w.version;
   const rows = w.leaves.length * LEAF_NUMS + w.branches.count * BRANCH_NUMS + w.pages.count * PAGE_NUMS + w.laterOrphans.length * 2;
   const nums = reuse(spares.nums, HEADER + 3 + rows, (n) => new Float64Array(n));
@@ -86,7 +89,7 @@ export function packWrite(w: VersionWrite, spares: SpareBuffers = { nums: [], by
   nums.set([w.firstLeaf, w.leaves.length, w.branches.count, w.pages.count], 8);
   const done = w.completes;
   nums.set([done?.version ?? NULL, done?.rootVersion ?? NULL, done?.rootSeq ?? NULL, w.laterOrphans.length], 12);
-  const p: PackedWrite = { nums, bytes: reuse(spares.bytes, writeBytes(w), (n) => new Uint8Array(n)) };
+  const p: PackedWrite = { nums, bytes: reuse(spares.bytes, bytes, (n) => new Uint8Array(n)) };
   const c: Cursor = { i: HEADER, at: 0 };
   putBytes(p, c, v.hash);
   putBytes(p, c, w.ops);

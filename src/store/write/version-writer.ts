@@ -15,7 +15,7 @@ import { UnlandedValues } from "./unlanded-values.js";
 import { laterMark, type CheckpointStep } from "../../checkpoint/checkpoint-steps.js";
 import { laterOrphans, versionRows } from "./version-rows.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
-import { queueTakes, WriteQueue } from "./write-queue.js";
+import { queuedBytes, WriteQueue } from "./write-queue.js";
 import { CommitJournal } from "../../sqlite/commit-journal.js";
 
 /**
@@ -136,10 +136,12 @@ export class VersionWriter {
     const rows = versionRows(src, c, this.nextLeaf, () => stepOf(this.nextPage));
     try {
       this.values.seal(c.version, rows.leaves);
-      if (this.startQueue !== undefined && !this.grouped && queueTakes(rows.write)) {
-        const queue = this.q ?? this.startQueue(c.version - 1);
+      const start = this.grouped ? undefined : this.startQueue;
+      const bytes = start === undefined ? undefined : queuedBytes(rows.write);
+      if (start !== undefined && bytes !== undefined) {
+        const queue = this.q ?? start(c.version - 1);
         if (this.journal !== undefined && this.journal.bytes >= JOURNAL_CUT_BYTES) this.cutJournal(this.journal.bytes >= JOURNAL_MAX_BYTES);
-        queue.push(rows.write, c.log.changes, this.journal);
+        queue.push(rows.write, bytes, c.log.changes, this.journal);
       } else {
         if (!this.grouped) this.q?.drain();
         const wal = this.walOf();

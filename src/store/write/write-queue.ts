@@ -60,9 +60,13 @@ const SPARES = 2;
  */
 const VERSION_MOST_BYTES = 16 * 2 ** 20;
 
-/** True when `w` may go to the writer thread; false when it is to be written inline (see {@link VERSION_MOST_BYTES}). */
-export function queueTakes(w: VersionWrite): boolean {
-  return writeBytes(w) <= VERSION_MOST_BYTES;
+/**
+ * The bytes `w` carries in flight, counted against the queue's bound; undefined when it is too large to queue and is
+ * to be written inline (see {@link VERSION_MOST_BYTES}).
+ */
+export function queuedBytes(w: VersionWrite): number | undefined {
+  const n = writeBytes(w);
+  return n <= VERSION_MOST_BYTES ? n : undefined;
 }
 
 /** A version handed to the writer but perhaps not yet on disk, with what reads need meanwhile. */
@@ -118,19 +122,18 @@ export class WriteQueue {
   }
 
   /**
-   * Hands `w` to the writer, first waiting for room in the queue (at most `capacity` versions and `maxBytes` bytes
-   * in flight) and appending it to `journal`, if any. The version goes packed into two buffers that are
-   * transferred, not cloned.
+   * Hands `w`, carrying `bytes` ({@link queuedBytes}), to the writer, first waiting for room in the queue (at most
+   * `capacity` versions and `maxBytes` bytes in flight) and appending it to `journal`, if any. The version goes
+   * packed into two buffers that are transferred, not cloned.
    */
-  push(w: VersionWrite, changes: Map<string, Change>, journal?: CommitJournal): void {
+  push(w: VersionWrite, bytes: number, changes: Map<string, Change>, journal?: CommitJournal): void {
     this.check();
     this.takeReturned();
-    const bytes = writeBytes(w);
     for (let oldest = this.queued[0]; oldest !== undefined; oldest = this.queued[0]) {
       if (this.queued.length < this.capacity && this.bytes + bytes <= this.maxBytes) break;
       this.waitFor(oldest.version);
     }
-    const packed = packWrite(w, this.spares);
+    const packed = packWrite(w, this.spares, bytes);
     // Last of what may fail, so that a version the caller is told failed is in no journal.
     journal?.append(packed);
     postMoving(this.ch.worker, { packed }, [packed.nums, packed.bytes]);
